@@ -1,0 +1,2 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! (to be written)
