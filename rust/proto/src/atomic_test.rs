@@ -3,42 +3,7 @@
 
 use super::*;
 
-/// RFC 7306 §5.1.1 pseudocode, transcribed statement by statement (bit-serial).
-fn reference_fetch_add(original_remote_data_value: u64, add_data: u64, add_mask: u64) -> u64 {
-    let mut bit_location: u64 = 1;
-    let mut carry: u64 = 0;
-    let mut remote_data_value: u64 = 0;
-    for bit in 0..=63u32 {
-        if bit != 0 {
-            bit_location <<= 1;
-        }
-        let val1 = (original_remote_data_value & bit_location) >> bit;
-        let val2 = (add_data & bit_location) >> bit;
-        let mut sum = carry + val1 + val2;
-        carry = (sum & 2) >> 1;
-        sum &= 1;
-        if sum != 0 {
-            remote_data_value |= bit_location;
-        }
-        carry = u64::from(carry != 0 && (add_mask & bit_location) == 0);
-    }
-    remote_data_value
-}
-
-/// RFC 7306 §5.1.2 pseudocode, transcribed.
-fn reference_cmp_swap(
-    orig: u64,
-    compare_data: u64,
-    compare_mask: u64,
-    swap: u64,
-    swap_mask: u64,
-) -> u64 {
-    if ((compare_data ^ orig) & compare_mask) == 0 {
-        (orig & !swap_mask) | (swap & swap_mask)
-    } else {
-        orig
-    }
-}
+use crate::fuzz_harness::{reference_cmp_swap, reference_fetch_add};
 
 /// splitmix64: tiny, good enough to spread test inputs, no dependency.
 struct SplitMix(u64);

@@ -12,6 +12,8 @@ pub mod atomic;
 pub mod crc;
 pub mod ddp;
 pub mod fpdu;
+#[cfg(test)]
+mod fuzz_harness;
 pub mod mpa;
 pub mod rdmap;
 pub mod rx;

@@ -73,7 +73,7 @@ mod ctrl {
 }
 
 /// Why an MPA Request/Reply frame or the negotiation is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MpaError {
     /// Fewer bytes than the header or than header + PD_Length; `needed` is the
     /// length the frame needs (read more, unless that exceeds [`MAX_FRAME_LEN`]).
@@ -146,7 +146,7 @@ impl FrameKind {
 }
 
 /// MPA revision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Revision {
     /// RFC 5044.
     Rev1,
@@ -360,7 +360,7 @@ pub fn frame_len(buf: &[u8]) -> Result<Option<usize>, MpaError> {
 }
 
 /// The set of RTR message types a side offers or accepts (RFC 6581 B, C, D bits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub struct RtrSet {
     /// Zero-length Send ("B").
     pub send: bool,
@@ -436,7 +436,7 @@ impl RtrSet {
 
 /// The RTR (ready-to-receive) message the initiator sends as its first FPDU in the
 /// peer-to-peer model of RFC 6581; the responder sends nothing before it arrives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Rtr {
     /// Zero-length Send.
     Send,
