@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod atomic;
+mod bytes;
 pub mod crc;
 pub mod ddp;
 pub mod fpdu;
