@@ -1,5 +1,245 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! rsiw's build and test driver (to be written).
-#![allow(dead_code)]
+//! rsiw's build and test driver (`cargo xtask …`): toolchain setup, kernel/module/image builds, QEMU runs.
+
+mod accel;
+mod artifacts;
+mod cmd;
+mod cpio;
+mod ctx;
+mod hosttests;
+mod image;
+mod kernel;
+mod module;
+mod outcome;
+mod provider;
 mod rdma_core;
-fn main() {}
+mod setup;
+mod splat;
+mod suite;
+mod vm;
+
+use anyhow::{bail, Context, Result};
+use ctx::{Ctx, Flavour};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use vm::Echo;
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  setup                      install the Debian packages, rust-src and bindgen the build needs
+  build                      build the test kernel (cached), rsiw.ko, the provider, test modules, the image
+  run                        build, boot, load rsiw, create rsiw0 and show `ibv_devinfo -v -d rsiw0`
+  vm --script FILE           build, boot, run FILE (a shell script) in the VM; exit with its status
+  test [NAME…]               host tests + VM suite (scripts qemu/tests/*NAME*.sh); ends with `N passed, N failed`
+  bench                      not implemented yet
+
+options:
+  --flavour debug|perf       kernel flavour (default debug: KASAN, lockdep, kmemleak)
+  --timeout SECONDS          VM timeout for `vm`/`run` (default 300)
+  --host-only / --vm-only    `test`: run only one half
+  -v, --verbose              `test`: stream every VM's console, not only its RSIW-TEST lines
+
+environment: RSIW_CACHE (cache dir), RSIW_ACCEL=tcg|kvm (skip the KVM probe), RSIW_LLVM (default -14)";
+
+/// Parsed command line.
+struct Args {
+    command: String,
+    flavour: Flavour,
+    script: Option<PathBuf>,
+    timeout: u64,
+    host_only: bool,
+    vm_only: bool,
+    verbose: bool,
+    rest: Vec<String>,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut it = std::env::args().skip(1);
+    let command = it.next().unwrap_or_else(|| "help".into());
+    let mut a = Args {
+        command,
+        flavour: Flavour::Debug,
+        script: None,
+        timeout: suite::DEFAULT_TIMEOUT,
+        host_only: false,
+        vm_only: false,
+        verbose: false,
+        rest: Vec::new(),
+    };
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().with_context(|| format!("{name} needs a value\n{USAGE}"));
+        match arg.as_str() {
+            "--flavour" => a.flavour = Flavour::parse(&value("--flavour")?)?,
+            "--script" => a.script = Some(PathBuf::from(value("--script")?)),
+            "--timeout" => a.timeout = value("--timeout")?.parse().context("--timeout takes whole seconds")?,
+            "--host-only" => a.host_only = true,
+            "--vm-only" => a.vm_only = true,
+            "-v" | "--verbose" => a.verbose = true,
+            s if s.starts_with('-') => bail!("unknown option `{s}`\n{USAGE}"),
+            s => a.rest.push(s.to_string()),
+        }
+    }
+    Ok(a)
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main() -> Result<ExitCode> {
+    let a = parse_args()?;
+    let ctx = Ctx::new(a.flavour);
+    match a.command.as_str() {
+        "setup" => {
+            setup::ensure()?;
+            eprintln!("setup: everything is installed");
+            Ok(ExitCode::SUCCESS)
+        }
+        "build" => build(&ctx),
+        "run" => {
+            let script = ctx.root.join("qemu/run.sh");
+            vm_script(&ctx, &script, a.timeout)
+        }
+        "vm" => {
+            let script = a.script.clone().context("`vm` needs --script FILE")?;
+            vm_script(&ctx, &script, a.timeout)
+        }
+        "test" => test(&ctx, &a),
+        "bench" => {
+            eprintln!("bench: not implemented yet; the benchmark issue (perftest over rsiw and siw on the perf flavour) adds it. No numbers were measured.");
+            Ok(ExitCode::from(2))
+        }
+        "help" | "-h" | "--help" => {
+            println!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        other => bail!("unknown command `{other}`\n{USAGE}"),
+    }
+}
+
+fn build(ctx: &Ctx) -> Result<ExitCode> {
+    setup::ensure()?;
+    let art = artifacts::build(ctx)?;
+    println!("kernel:    {}", art.kernel.bzimage.display());
+    println!("KDIR:      {}", art.kernel.kdir.display());
+    let mut failed = false;
+    for (what, part) in [("rsiw.ko", &art.parts.rsiw_ko), ("provider", &art.parts.provider)] {
+        match part {
+            module::Part::Built(p) => println!("{what:<10} {}", p.display()),
+            module::Part::Absent(why) => println!("{what:<10} skipped: {why}"),
+            module::Part::Missing(why) => {
+                println!("{what:<10} FAILED: {why}");
+                failed = true;
+            }
+        }
+    }
+    for k in &art.parts.test_kmods {
+        println!("test kmod: {}", k.display());
+    }
+    println!("image:     {}", art.initramfs.display());
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// Boot one VM running `script`, streaming its console; exit with the script's status
+/// (1 if it passed but the run had a splat or did not finish, 124 on timeout).
+fn vm_script(ctx: &Ctx, script: &std::path::Path, timeout: u64) -> Result<ExitCode> {
+    setup::ensure()?;
+    let script = std::fs::canonicalize(script).with_context(|| format!("script {} not found", script.display()))?;
+    let art = artifacts::build(ctx)?;
+    let accel = accel::choose(ctx, &art.kernel.bzimage)?;
+    let mut s = suite::Script::load(&script)?;
+    s.timeout = timeout;
+    s.vms = 1;
+    s.name = format!("vm-{}", s.name);
+    let boot = suite::Boot { ctx, bzimage: &art.kernel.bzimage, initramfs: &art.initramfs, accel };
+    let runs = suite::boot(&boot, &s, Echo::All)?;
+    let run = runs.first().context("no VM ran")?;
+    let o = outcome::analyze(&run.console, run.timed_out);
+    eprintln!("vm: console log {} ({:.1} s, {:?})", vm::show(&ctx.root, &run.log), run.wall.as_secs_f64(), accel);
+    let code = o.script_exit.unwrap_or(1);
+    if let Some(p) = o.run_problem() {
+        eprintln!("vm: run FAILED: {p}");
+        suite::print_splats(&ctx.root, run);
+        let code = if o.timed_out { 124 } else if code == 0 { 1 } else { code };
+        return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
+    }
+    eprintln!("vm: script exit status {code}");
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
+    let started = std::time::Instant::now();
+    setup::ensure()?;
+    let mut passed = 0usize;
+    let mut failed: Vec<String> = Vec::new();
+    if !a.vm_only {
+        let t = hosttests::run(ctx)?;
+        eprintln!("test: host: {} passed, {} failed", t.passed, t.failed.len());
+        passed += t.passed;
+        failed.extend(t.failed);
+    }
+    if !a.host_only {
+        match vm_suite(ctx, a) {
+            Ok((p, f)) => {
+                passed += p;
+                failed.extend(f);
+            }
+            Err(e) => failed.push(format!("vm suite: could not run: {e:#}")),
+        }
+    }
+    if !failed.is_empty() {
+        eprintln!("\nfailed:");
+        for f in &failed {
+            eprintln!("  {f}");
+        }
+    }
+    eprintln!("test: {:.0} s wall", started.elapsed().as_secs_f64());
+    println!("{passed} passed, {} failed", failed.len());
+    Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn vm_suite(ctx: &Ctx, a: &Args) -> Result<(usize, Vec<String>)> {
+    let scripts = suite::discover(ctx, &a.rest)?;
+    let art = artifacts::build(ctx)?;
+    let accel = accel::choose(ctx, &art.kernel.bzimage)?;
+    let boot = suite::Boot { ctx, bzimage: &art.kernel.bzimage, initramfs: &art.initramfs, accel };
+    let echo = if a.verbose { Echo::All } else { Echo::Cases };
+    let (mut passed, mut failed) = (0, Vec::new());
+    for s in &scripts {
+        eprintln!("test: vm: {} ({} VM{}, {:?}, {} kernel)", s.name, s.vms, if s.vms > 1 { "s" } else { "" }, accel, ctx.flavour.name());
+        let runs = match suite::boot(&boot, s, echo) {
+            Ok(r) => r,
+            Err(e) => {
+                failed.push(format!("{}: could not boot: {e:#}", s.name));
+                continue;
+            }
+        };
+        for r in suite::judge(&ctx.root, s, &runs) {
+            match r.failure {
+                None => {
+                    println!("PASS {}", r.name);
+                    passed += 1;
+                }
+                Some(why) => {
+                    println!("FAIL {}: {why}", r.name);
+                    failed.push(format!("{}: {why}", r.name));
+                }
+            }
+        }
+        for run in &runs {
+            if s.expect_splat.is_none() {
+                suite::print_splats(&ctx.root, run);
+            }
+            eprintln!("test: vm: {} took {:.1} s", vm::show(&ctx.root, &run.log), run.wall.as_secs_f64());
+        }
+    }
+    Ok((passed, failed))
+}

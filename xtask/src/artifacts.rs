@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! `cargo xtask build`: everything a VM run needs, in dependency order.
+
+use crate::ctx::Ctx;
+use crate::image::{self, Parts};
+use crate::kernel::{self, Kernel};
+use crate::{module, provider};
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// The products of one build.
+pub struct Artifacts {
+    /// The cached kernel.
+    pub kernel: Kernel,
+    /// The modules and provider that went into the image (or why not).
+    pub parts: Parts,
+    /// The base initramfs (`target/vm/<flavour>/initramfs.cpio.gz`).
+    pub initramfs: PathBuf,
+}
+
+/// Build the kernel (cached), rsiw.ko, the provider, the test modules and the image.
+pub fn build(ctx: &Ctx) -> Result<Artifacts> {
+    std::fs::create_dir_all(ctx.out_dir())?;
+    let kernel = kernel::ensure(ctx)?;
+    eprintln!("build: kernel {} ({})", kernel.release, kernel.kdir.display());
+    let rsiw_ko = module::build_rsiw(ctx, &kernel);
+    let provider = provider::build(ctx);
+    let test_kmods = module::build_test_kmods(ctx, &kernel)?;
+    let parts = Parts { rsiw_ko, provider, test_kmods };
+    let initramfs = image::build(ctx, &kernel, &parts)?;
+    Ok(Artifacts { kernel, parts, initramfs })
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! The VM image: a gzip'd cpio initramfs with busybox, rdma-core, perftest, the modules and the tests.
+
+use crate::cmd;
+use crate::cpio::{Entry, Tree};
+use crate::ctx::Ctx;
+use crate::kernel::Kernel;
+use crate::module::Part;
+use anyhow::{bail, Context, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Host programs copied into the image with every library `ldd` names.
+const TOOLS: &[&str] = &[
+    "ibv_devices", "ibv_devinfo", "ibv_rc_pingpong", "rping", "ib_send_bw", "ib_write_bw",
+    "ib_read_bw", "ib_send_lat", "ib_write_lat", "ib_read_lat", "ib_atomic_bw", "ib_atomic_lat",
+    "rdma", "tcpdump", "iperf3",
+];
+
+/// Where Debian keeps libibverbs providers; the rsiw provider goes there too.
+const PROVIDER_DIR: &str = "/usr/lib/x86_64-linux-gnu/libibverbs";
+
+/// What goes into the image besides the distribution's files.
+pub struct Parts {
+    /// `rsiw.ko`, or why it is missing.
+    pub rsiw_ko: Part,
+    /// `librsiw_provider.so`, or why it is missing.
+    pub provider: Part,
+    /// Test-only kernel modules (installed in `extra/` next to rsiw.ko).
+    pub test_kmods: Vec<PathBuf>,
+}
+
+/// Build `target/vm/<flavour>/initramfs.cpio.gz` from scratch (about two seconds).
+pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
+    let started = std::time::Instant::now();
+    let mut t = Tree::default();
+    // The host is merged-/usr; so is the guest, so every path `ldd` prints resolves.
+    for (link, target) in [("bin", "usr/bin"), ("sbin", "usr/sbin"), ("lib", "usr/lib"), ("lib64", "usr/lib64")] {
+        t.insert(link, Entry::Symlink(target.into()));
+    }
+    for d in ["dev", "proc", "sys", "tmp", "run", "root", "mnt", "var/tmp"] {
+        t.insert(d, Entry::Dir);
+    }
+    // The kernel opens /dev/console for /init's stdio before anything is mounted.
+    t.insert("dev/console", Entry::CharDev(5, 1));
+    add_busybox(&mut t)?;
+    let mut elves: Vec<PathBuf> = Vec::new();
+    for tool in TOOLS {
+        let p = which(tool)?;
+        add_host_file(&mut t, &p)?;
+        elves.push(p);
+    }
+    for e in read_dir_sorted(Path::new(PROVIDER_DIR))? {
+        add_host_file(&mut t, &e)?;
+        elves.push(e);
+    }
+    for e in read_dir_sorted(Path::new("/etc/libibverbs.d"))? {
+        add_host_file(&mut t, &e)?;
+    }
+    // rping's pthread_exit dlopens libgcc_s at exit; without it rping aborts.
+    add_host_file(&mut t, &find_lib("libgcc_s.so.1")?)?;
+    let mut status = format!("RSIW_FLAVOUR={}\nRSIW_KERNEL={}\n", ctx.flavour.name(), k.release);
+    match &parts.provider {
+        Part::Built(so) => {
+            t.insert(&format!("{PROVIDER_DIR}/librsiw-rdmav34.so"), Entry::File(so.clone(), 0o755));
+            t.insert("etc/libibverbs.d/rsiw.driver", Entry::Data(b"driver rsiw\n".to_vec(), 0o644));
+            elves.push(so.clone());
+        }
+        p => status += &format!("RSIW_PROVIDER_MISSING={}\n", shell_quote(p.reason().unwrap_or("?"))),
+    }
+    for lib in ldd_closure(&elves)? {
+        add_host_file(&mut t, &lib)?;
+    }
+    if let Some(why) = parts.rsiw_ko.reason() {
+        status += &format!("RSIW_KO_MISSING={}\n", shell_quote(why));
+    }
+    let modules = stage_modules(ctx, k, parts)?;
+    t.insert_dir(&modules, &format!("usr/lib/modules/{}", k.release))?;
+    t.insert("etc/passwd", Entry::Data(b"root:x:0:0:root:/root:/bin/sh\n".to_vec(), 0o644));
+    t.insert("etc/group", Entry::Data(b"root:x:0:\n".to_vec(), 0o644));
+    t.insert("etc/hosts", Entry::Data(b"127.0.0.1 localhost\n".to_vec(), 0o644));
+    t.insert("rsiw/status", Entry::Data(status.into_bytes(), 0o644));
+    let q = ctx.root.join("qemu");
+    t.insert("init", Entry::File(q.join("init"), 0o755));
+    t.insert("rsiw/lib.sh", Entry::File(q.join("lib.sh"), 0o644));
+    t.insert_dir(&q.join("tests"), "rsiw/tests")?;
+
+    let out = ctx.out_dir().join("initramfs.cpio.gz");
+    let mut gz = gzip(&t.to_cpio()?)?;
+    // Zero padding to 4 bytes lets an uncompressed overlay archive follow (see `with_overlay`).
+    gz.resize(gz.len().next_multiple_of(4), 0);
+    std::fs::write(&out, &gz).with_context(|| format!("writing {}", out.display()))?;
+    eprintln!(
+        "image: {} ({:.1} MiB) in {:.1} s",
+        out.strip_prefix(&ctx.root).unwrap_or(&out).display(),
+        gz.len() as f64 / 1048576.0,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(out)
+}
+
+/// Write `base` followed by an uncompressed archive holding the per-run files
+/// (`/rsiw/script.sh`, `/rsiw/env`) to `dest`; the kernel unpacks both in order.
+pub fn with_overlay(base: &Path, script: &[u8], env: &str, dest: &Path) -> Result<()> {
+    let mut t = Tree::default();
+    t.insert("rsiw/script.sh", Entry::Data(script.to_vec(), 0o755));
+    t.insert("rsiw/env", Entry::Data(env.as_bytes().to_vec(), 0o644));
+    let mut img = std::fs::read(base).with_context(|| format!("reading {}", base.display()))?;
+    img.extend_from_slice(&t.to_cpio()?);
+    std::fs::write(dest, img).with_context(|| format!("writing {}", dest.display()))
+}
+
+/// Quote `s` for a POSIX shell.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn add_busybox(t: &mut Tree) -> Result<()> {
+    let bb = which("busybox")?;
+    let list = cmd::stdout(Command::new(&bb).arg("--list-full"), "install busybox-static (`cargo xtask setup`)")?;
+    for applet in list.lines().filter(|l| !l.is_empty()) {
+        t.insert(&usr_path(applet), Entry::Symlink("/usr/bin/busybox".into()));
+    }
+    // After the applets: Debian's list names busybox itself, which would loop.
+    t.insert("usr/bin/busybox", Entry::File(bb, 0o755));
+    Ok(())
+}
+
+/// The guest path for a host path: `/lib/x` and `/usr/lib/x` are one file on merged-/usr.
+fn usr_path(p: &str) -> String {
+    let p = p.trim_start_matches('/');
+    for top in ["bin/", "sbin/", "lib/", "lib64/"] {
+        if p.starts_with(top) {
+            return format!("usr/{p}");
+        }
+    }
+    p.to_string()
+}
+
+fn add_host_file(t: &mut Tree, p: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let real = std::fs::canonicalize(p).with_context(|| format!("{} is missing: run `cargo xtask setup`", p.display()))?;
+    let mode = std::fs::metadata(&real)?.permissions().mode() & 0o7777;
+    t.insert(&usr_path(&p.to_string_lossy()), Entry::File(real, mode));
+    Ok(())
+}
+
+fn which(tool: &str) -> Result<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::env::split_paths(&path).chain(["/usr/sbin", "/sbin"].map(PathBuf::from));
+    for d in dirs {
+        let p = d.join(tool);
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    bail!("`{tool}` not found on the host: run `cargo xtask setup` (it installs the Debian package providing it)")
+}
+
+fn find_lib(name: &str) -> Result<PathBuf> {
+    for d in ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64"] {
+        let p = Path::new(d).join(name);
+        if p.exists() {
+            return Ok(p);
+        }
+    }
+    bail!("{name} not found: install libgcc-s1")
+}
+
+fn read_dir_sorted(d: &Path) -> Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+        .with_context(|| format!("reading {}: run `cargo xtask setup` (ibverbs-providers)", d.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Every shared library (and the dynamic loader) the given ELF files need.
+fn ldd_closure(elves: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let out = cmd::stdout(Command::new("ldd").args(elves), "ldd comes with libc-bin")?;
+    let mut libs: Vec<PathBuf> = Vec::new();
+    // With several files ldd prints a "file:" header line each; libraries are tab-indented.
+    for line in out.lines().filter(|l| l.starts_with('\t')) {
+        if line.contains("not found") {
+            bail!("ldd: a library is missing on the host ({}): run `cargo xtask setup`", line.trim());
+        }
+        let path = match line.split_once("=>") {
+            Some((_, rhs)) => rhs.split_whitespace().next(),
+            None => line.split_whitespace().next().filter(|w| w.starts_with('/')),
+        };
+        if let Some(p) = path.filter(|p| p.starts_with('/')) {
+            libs.push(PathBuf::from(p));
+        }
+    }
+    libs.sort();
+    libs.dedup();
+    Ok(libs)
+}
+
+/// Copy the kernel's installed modules plus ours (`extra/`) to a staging dir and run depmod.
+fn stage_modules(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
+    let base = ctx.out_dir().join("modroot");
+    let dir = base.join("lib/modules").join(&k.release);
+    if base.exists() {
+        std::fs::remove_dir_all(&base).with_context(|| format!("removing {}", base.display()))?;
+    }
+    std::fs::create_dir_all(base.join("lib/modules")).with_context(|| format!("creating {}", base.display()))?;
+    cmd::run(
+        Command::new("cp").arg("-a").arg(&k.modules).arg(&dir),
+        "the kernel cache looks damaged: remove its directory and run `cargo xtask build`",
+    )?;
+    for l in ["build", "source"] {
+        let _ = std::fs::remove_file(dir.join(l));
+    }
+    let extra = dir.join("extra");
+    std::fs::create_dir_all(&extra)?;
+    let mut ours = parts.test_kmods.clone();
+    if let Part::Built(ko) = &parts.rsiw_ko {
+        ours.push(ko.clone());
+    }
+    for ko in ours {
+        std::fs::copy(&ko, extra.join(ko.file_name().context("no file name")?))
+            .with_context(|| format!("copying {}", ko.display()))?;
+    }
+    cmd::run(
+        Command::new("depmod").arg("-b").arg(&base).arg(&k.release),
+        "depmod comes with kmod: `cargo xtask setup`",
+    )?;
+    Ok(dir)
+}
+
+fn gzip(data: &[u8]) -> Result<Vec<u8>> {
+    let mut child = Command::new("gzip")
+        .args(["-1", "-n", "-c"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("could not start gzip: install the gzip package")?;
+    let mut stdin = child.stdin.take().context("gzip stdin")?;
+    let data = data.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&data));
+    let out = child.wait_with_output().context("gzip failed")?;
+    writer.join().map_err(|_| anyhow::anyhow!("gzip writer thread panicked"))??;
+    if !out.status.success() {
+        bail!("gzip failed ({})", out.status);
+    }
+    Ok(out.stdout)
+}

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Out-of-tree kernel modules: `rsiw.ko` (repo root Makefile) and the test-only modules.
+
+use crate::cmd;
+use crate::ctx::Ctx;
+use crate::kernel::Kernel;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The compiler suffix the test kernel was built with; every `M=` build must match it.
+pub fn llvm() -> String {
+    std::env::var("RSIW_LLVM").unwrap_or_else(|_| "-14".into())
+}
+
+/// A build product that may be absent, with the reason (tests report it instead of passing).
+pub enum Part {
+    /// Built; the path of the artifact.
+    Built(PathBuf),
+    /// Its sources are not in the repository yet (not an error), and what is missing.
+    Absent(String),
+    /// Not available because a step failed, and why.
+    Missing(String),
+}
+
+impl Part {
+    /// Why the artifact is unavailable, if it is.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Part::Built(_) => None,
+            Part::Absent(w) | Part::Missing(w) => Some(w),
+        }
+    }
+}
+
+/// Build `rsiw.ko` with `make KDIR=… ` at the repo root and copy it to the flavour's out dir.
+pub fn build_rsiw(ctx: &Ctx, k: &Kernel) -> Part {
+    if !ctx.root.join("Makefile").exists() {
+        let why = "rsiw.ko not built: there is no Makefile at the repository root yet".to_string();
+        eprintln!("build: {why}");
+        return Part::Absent(why);
+    }
+    let r = cmd::run(
+        Command::new("make")
+            .current_dir(&ctx.root)
+            .arg(format!("KDIR={}", k.kdir.display()))
+            .arg(format!("LLVM={}", llvm())),
+        "fix the compile error above; `cargo xtask setup` installs the toolchain",
+    )
+    .and_then(|()| copy_out(&ctx.root.join("rsiw.ko"), &ctx.out_dir()));
+    match r {
+        Ok(p) => Part::Built(p),
+        Err(e) => {
+            eprintln!("build: rsiw.ko: {e:#}");
+            Part::Missing(format!("rsiw.ko did not build: {e:#}"))
+        }
+    }
+}
+
+/// Build every test module `userspace-tests/kmod/<name>/` (a Kbuild and C files) in a
+/// copy under the out dir, so the source tree stays free of Kbuild outputs.
+pub fn build_test_kmods(ctx: &Ctx, k: &Kernel) -> Result<Vec<PathBuf>> {
+    let src_root = ctx.root.join("userspace-tests/kmod");
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(&src_root) else { return Ok(out) };
+    let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("Kbuild").exists()).collect();
+    dirs.sort();
+    for src in dirs {
+        let name = src.file_name().context("kmod dir has no name")?.to_owned();
+        let build = ctx.out_dir().join("kmod").join(&name);
+        std::fs::create_dir_all(&build).with_context(|| format!("creating {}", build.display()))?;
+        for f in std::fs::read_dir(&src).with_context(|| format!("reading {}", src.display()))? {
+            let f = f?.path();
+            if f.is_file() {
+                let dst = build.join(f.file_name().context("no file name")?);
+                // Copy only on change so make's timestamps keep the rebuild incremental.
+                if std::fs::read(&f).ok() != std::fs::read(&dst).ok() {
+                    std::fs::copy(&f, &dst).with_context(|| format!("copying {}", f.display()))?;
+                }
+            }
+        }
+        cmd::run(
+            Command::new("make")
+                .arg("-C")
+                .arg(&k.kdir)
+                .arg(format!("M={}", build.display()))
+                .arg(format!("LLVM={}", llvm()))
+                .arg("modules"),
+            "a test module must build with the test kernel's compiler (LLVM=-14)",
+        )?;
+        for f in std::fs::read_dir(&build)? {
+            let f = f?.path();
+            if f.extension().is_some_and(|e| e == "ko") {
+                out.push(f);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn copy_out(file: &Path, dir: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let dst = dir.join(file.file_name().context("no file name")?);
+    std::fs::copy(file, &dst).with_context(|| format!("copying {} (did the build produce it?)", file.display()))?;
+    Ok(dst)
+}

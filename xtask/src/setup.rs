@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! `cargo xtask setup`: install what building and testing rsiw needs, checking cheaply first.
+
+use crate::cmd;
+use anyhow::{bail, Result};
+use std::process::Command;
+
+/// Debian 12 packages the kernel build, the image and the VM tests use.
+const APT_PACKAGES: &[&str] = &[
+    // The test kernel and out-of-tree modules (clang, because Rust + KASAN needs it).
+    "linux-source-6.12",
+    "clang-14",
+    "lld-14",
+    "llvm-14",
+    "libclang-14-dev",
+    "bc",
+    "bison",
+    "flex",
+    "libelf-dev",
+    "libssl-dev",
+    "cpio",
+    "xz-utils",
+    "zstd",
+    "kmod",
+    "make",
+    "gzip",
+    // The VM and what runs in it.
+    "qemu-system-x86",
+    "busybox-static",
+    "rdma-core",
+    "ibverbs-utils",
+    "ibverbs-providers",
+    "rdmacm-utils",
+    "perftest",
+    "iproute2",
+    "tcpdump",
+    "iperf3",
+    "nfs-kernel-server",
+    "nfs-common",
+    // Building rdma-core's provider headers and the provider.
+    "cmake",
+    "ninja-build",
+    "pkg-config",
+    "libibverbs-dev",
+    "librdmacm-dev",
+    "libnl-3-dev",
+    "libnl-route-3-dev",
+    "curl",
+];
+
+/// bindgen version the kernel's Rust build is known to work with.
+const BINDGEN_VERSION: &str = "0.69.5";
+
+/// Install whatever is missing; quick (a few probes) when everything is present.
+pub fn ensure() -> Result<()> {
+    let missing: Vec<&str> = APT_PACKAGES.iter().copied().filter(|p| !installed(p)).collect();
+    if !missing.is_empty() {
+        apt_install(&missing)?;
+    }
+    ensure_rust_src()?;
+    ensure_bindgen()?;
+    Ok(())
+}
+
+fn installed(pkg: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", pkg])
+        .output()
+        .map(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+        .unwrap_or(false)
+}
+
+fn apt_install(pkgs: &[&str]) -> Result<()> {
+    let list = pkgs.join(" ");
+    eprintln!("setup: installing Debian packages: {list}");
+    if !is_root() {
+        bail!("missing Debian packages: {list}; run `sudo apt-get install {list}` (or `cargo xtask setup` as root)");
+    }
+    let fix = format!("check access to the Debian mirror, then run `apt-get install {list}` by hand");
+    cmd::run(Command::new("apt-get").args(["update", "-q"]), &fix)?;
+    cmd::run(
+        Command::new("apt-get")
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(["install", "-y", "-q", "--no-install-recommends"])
+            .args(pkgs),
+        &fix,
+    )
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+fn ensure_rust_src() -> Result<()> {
+    let list = cmd::stdout(
+        Command::new("rustup").args(["component", "list", "--installed"]),
+        "install rustup (https://rustup.rs) with a stable toolchain",
+    )?;
+    if list.lines().any(|l| l.starts_with("rust-src")) {
+        return Ok(());
+    }
+    eprintln!("setup: adding rustup component rust-src (the kernel's Rust build needs it)");
+    cmd::run(
+        Command::new("rustup").args(["component", "add", "rust-src"]),
+        "run `rustup component add rust-src` by hand",
+    )
+}
+
+fn ensure_bindgen() -> Result<()> {
+    if cmd::succeeds(Command::new("bindgen").arg("--version")) {
+        return Ok(());
+    }
+    eprintln!("setup: installing bindgen-cli {BINDGEN_VERSION} (the kernel's Rust build needs it; ~1 min)");
+    cmd::run(
+        Command::new("cargo").args(["install", "bindgen-cli", "--version", BINDGEN_VERSION, "--locked"]),
+        "run `cargo install bindgen-cli --version 0.69.5 --locked` by hand and put ~/.cargo/bin on PATH",
+    )?;
+    if !cmd::succeeds(Command::new("bindgen").arg("--version")) {
+        bail!("bindgen was installed but is not on PATH: add ~/.cargo/bin to PATH");
+    }
+    Ok(())
+}

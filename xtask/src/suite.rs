@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! The VM suite: every `qemu/tests/*.sh` boots its own VM(s); cases and splats become results.
+
+use crate::ctx::Ctx;
+use crate::image;
+use crate::outcome::{self, Outcome};
+use crate::splat;
+use crate::vm::{self, Accel, Echo, Run, SocketNic, Vm};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Default per-VM timeout; a script can change it with `# rsiw-timeout: SECONDS`.
+pub const DEFAULT_TIMEOUT: u64 = 300;
+
+/// A test script and what its header comments ask for.
+pub struct Script {
+    /// File name without `.sh`; prefixes its case names and names its log dir.
+    pub name: String,
+    /// The script file.
+    pub path: PathBuf,
+    /// `# rsiw-vms: 2` boots two VMs joined by a socket network (eth1).
+    pub vms: u8,
+    /// `# rsiw-expect-splat: TEXT`: a meta-test that passes only if the harness sees a
+    /// splat whose first line contains TEXT.
+    pub expect_splat: Option<String>,
+    /// `# rsiw-timeout: SECONDS`.
+    pub timeout: u64,
+}
+
+impl Script {
+    /// Read `path` and its `# rsiw-…:` headers.
+    pub fn load(path: &Path) -> Result<Script> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let name = path.file_stem().context("script has no name")?.to_string_lossy().into_owned();
+        let mut s = Script { name, path: path.to_path_buf(), vms: 1, expect_splat: None, timeout: DEFAULT_TIMEOUT };
+        for line in text.lines().take_while(|l| l.starts_with('#') || l.trim().is_empty()) {
+            let Some((k, v)) = line.trim_start_matches('#').trim().split_once(':') else { continue };
+            let v = v.trim();
+            match k.trim() {
+                "rsiw-vms" => s.vms = v.parse().with_context(|| format!("{}: bad rsiw-vms `{v}`", path.display()))?,
+                "rsiw-expect-splat" => s.expect_splat = Some(v.to_string()),
+                "rsiw-timeout" => s.timeout = v.parse().with_context(|| format!("{}: bad rsiw-timeout `{v}`", path.display()))?,
+                _ => {}
+            }
+        }
+        if !(1..=2).contains(&s.vms) {
+            anyhow::bail!("{}: rsiw-vms must be 1 or 2", path.display());
+        }
+        Ok(s)
+    }
+}
+
+/// The suite's scripts, sorted, whose names contain one of `filters` (all if none).
+pub fn discover(ctx: &Ctx, filters: &[String]) -> Result<Vec<Script>> {
+    let dir = ctx.root.join("qemu/tests");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "sh"))
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for p in paths {
+        let s = Script::load(&p)?;
+        if filters.is_empty() || filters.iter().any(|f| s.name.contains(f.as_str())) {
+            out.push(s);
+        }
+    }
+    Ok(out)
+}
+
+/// What every VM of a run boots.
+pub struct Boot<'a> {
+    /// Paths and flavour.
+    pub ctx: &'a Ctx,
+    /// The kernel image.
+    pub bzimage: &'a Path,
+    /// The base initramfs.
+    pub initramfs: &'a Path,
+    /// TCG or KVM.
+    pub accel: Accel,
+}
+
+/// Boot `s` on its VM(s) and return the console logs, one per VM.
+pub fn boot(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
+    let script = std::fs::read(&s.path).with_context(|| format!("reading {}", s.path.display()))?;
+    let port = if s.vms > 1 { Some(vm::free_port()?) } else { None };
+    let mut vms = Vec::new();
+    for i in 0..s.vms {
+        let log_dir = if s.vms > 1 { b.ctx.run_dir(&s.name).join(format!("vm{i}")) } else { b.ctx.run_dir(&s.name) };
+        std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
+        let initrd = log_dir.join("initrd.img");
+        let env = format!(
+            "RSIW_TEST={}\nRSIW_VM_INDEX={i}\nRSIW_VM_COUNT={}\n",
+            image::shell_quote(&s.name),
+            s.vms
+        );
+        image::with_overlay(b.initramfs, &script, &env, &initrd)?;
+        vms.push(Vm {
+            name: format!("vm{i}"),
+            bzimage: b.bzimage.to_path_buf(),
+            initrd,
+            log_dir,
+            timeout: Duration::from_secs(s.timeout),
+            accel: b.accel,
+            index: i,
+            socket: port.map(|p| if i == 0 { SocketNic::Listen(p) } else { SocketNic::Connect(p) }),
+            echo,
+            extra_cmdline: String::new(),
+        });
+    }
+    vm::run_all(&vms)
+}
+
+/// One counted result.
+pub struct CaseResult {
+    /// `<script>/<case>` (with `[vmN]` when the script runs on two VMs).
+    pub name: String,
+    /// Why it failed, or `None` if it passed.
+    pub failure: Option<String>,
+}
+
+/// Turn a script's runs into counted results: its `RSIW-TEST` cases, plus one case
+/// per VM for the run itself (booted, finished, no splat — or, for a splat meta-test,
+/// the splat it expects was seen), plus a failure if the script exited non-zero
+/// without reporting a failed case.
+pub fn judge(root: &Path, s: &Script, runs: &[Run]) -> Vec<CaseResult> {
+    let mut out = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let tag = if runs.len() > 1 { format!("{}[vm{i}]", s.name) } else { s.name.clone() };
+        let o = outcome::analyze(&run.console, run.timed_out);
+        for c in &o.cases {
+            out.push(CaseResult { name: format!("{tag}/{}", c.name), failure: (!c.pass).then(|| c.why.clone()) });
+        }
+        let (name, failure) = match &s.expect_splat {
+            None => (format!("{tag}: clean run (finished, no kernel splat)"), o.run_problem()),
+            Some(needle) => (format!("{tag}: harness fails a run with a splat containing `{needle}`"), expect_splat(&o, needle)),
+        };
+        let log_hint = failure.as_ref().map(|f| format!("{f} [log: {}]", vm::show(root, &run.log)));
+        out.push(CaseResult { name, failure: log_hint });
+        let reported_fail = o.cases.iter().any(|c| !c.pass);
+        if let Some(code) = o.script_exit.filter(|&c| c != 0 && !reported_fail) {
+            out.push(CaseResult {
+                name: format!("{tag}: script exit status"),
+                failure: Some(format!("exited {code} without reporting a failed case")),
+            });
+        }
+        if o.booted && o.script_exit.is_none() && o.done {
+            out.push(CaseResult { name: format!("{tag}: script exit status"), failure: Some("no exit sentinel".into()) });
+        }
+    }
+    out
+}
+
+/// Print the first splat lines of a run that had any (the full log is on disk).
+pub fn print_splats(root: &Path, run: &Run) {
+    let lines: Vec<&str> = run.console.lines().collect();
+    let found = splat::find(&lines);
+    if let Some(first) = found.first() {
+        eprintln!("  {} splat line(s) in {}; first:", found.len(), vm::show(root, &run.log));
+        for l in splat::excerpt(&lines, first, 12) {
+            eprintln!("    {l}");
+        }
+    }
+}
+
+fn expect_splat(o: &Outcome, needle: &str) -> Option<String> {
+    if !o.booted || !o.done {
+        return Some(format!("the run did not finish: {}", o.run_problem().unwrap_or_default()));
+    }
+    let problem = o.run_problem();
+    let seen = o.splats.iter().any(|s| s.text.contains(needle));
+    match (problem, seen) {
+        (Some(p), true) if p.starts_with("kernel splat") => None,
+        (_, false) if o.splats.is_empty() => Some("no splat was detected: the harness would have passed this run".into()),
+        _ => Some(format!("splats seen, none containing `{needle}`: {}", o.splats[0].text)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(console: &str) -> Run {
+        Run { console: console.into(), timed_out: false, log: "console.log".into(), wall: Duration::ZERO }
+    }
+
+    fn script(expect: Option<&str>) -> Script {
+        Script { name: "t".into(), path: "t.sh".into(), vms: 1, expect_splat: expect.map(String::from), timeout: 1 }
+    }
+
+    #[test]
+    fn clean_run_counts_cases_plus_run_case() {
+        let r = run("RSIW-VM: boot\nRSIW-TEST PASS a\nRSIW-VM: script exit=0\nRSIW-VM: done\n");
+        let j = judge(Path::new("."), &script(None), &[r]);
+        assert_eq!(j.len(), 2);
+        assert!(j.iter().all(|r| r.failure.is_none()));
+        assert_eq!(j[0].name, "t/a");
+    }
+
+    #[test]
+    fn warn_splat_fails_a_normal_script_and_passes_the_meta_test() {
+        let log = "RSIW-VM: boot\n[ 4.0] WARNING: CPU: 1 PID: 70 at warn.c:9 init+0x1/0x2 [rsiw_test_warn]\nRSIW-VM: script exit=0\nRSIW-VM: done\n";
+        let normal = judge(Path::new("."), &script(None), &[run(log)]);
+        assert!(normal[0].failure.as_deref().unwrap().contains("kernel splat"));
+        let meta = judge(Path::new("."), &script(Some("rsiw_test_warn")), &[run(log)]);
+        assert!(meta[0].failure.is_none());
+        let wrong = judge(Path::new("."), &script(Some("other_module")), &[run(log)]);
+        assert!(wrong[0].failure.is_some());
+        let clean = judge(Path::new("."), &script(Some("rsiw_test_warn")), &[run("RSIW-VM: boot\nRSIW-VM: done\n")]);
+        assert!(clean[0].failure.as_deref().unwrap().contains("no splat"));
+    }
+
+    #[test]
+    fn nonzero_exit_without_failed_case_is_a_failure() {
+        let r = run("RSIW-VM: boot\nRSIW-TEST PASS a\nRSIW-VM: script exit=2\nRSIW-VM: done\n");
+        let j = judge(Path::new("."), &script(None), &[r]);
+        assert_eq!(j.iter().filter(|r| r.failure.is_some()).count(), 1);
+    }
+
+    #[test]
+    fn headers_are_parsed() {
+        let dir = std::env::temp_dir().join(format!("rsiw-suite-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("pair.sh");
+        std::fs::write(&p, "#!/bin/sh\n# rsiw-vms: 2\n# rsiw-timeout: 60\n# rsiw-expect-splat: X\necho\n# rsiw-vms: 9\n").unwrap();
+        let s = Script::load(&p).unwrap();
+        assert_eq!((s.vms, s.timeout, s.expect_splat.as_deref(), s.name.as_str()), (2, 60, Some("X"), "pair"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! The QEMU runner: boots one VM or several joined by a socket network, with a hard timeout.
+
+use anyhow::{bail, Context, Result};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How QEMU executes the guest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accel {
+    /// Software emulation: slow but works everywhere.
+    Tcg,
+    /// Hardware virtualisation; used only after a probe proved it boots (see `accel`).
+    Kvm,
+}
+
+/// What the runner prints while the VM runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Echo {
+    /// Every console line.
+    All,
+    /// Only `RSIW-TEST` lines (the suite's view).
+    Cases,
+    /// Nothing.
+    Silent,
+}
+
+/// A second NIC on a QEMU socket network shared by two VMs (loopback only).
+#[derive(Clone, Copy, Debug)]
+pub enum SocketNic {
+    /// This VM listens on 127.0.0.1:port; start it first.
+    Listen(u16),
+    /// This VM connects to 127.0.0.1:port.
+    Connect(u16),
+}
+
+/// One VM to boot.
+pub struct Vm {
+    /// Label for messages and the console prefix when several VMs run.
+    pub name: String,
+    /// The kernel image.
+    pub bzimage: PathBuf,
+    /// The initramfs (base image plus this run's overlay).
+    pub initrd: PathBuf,
+    /// Where `console.log` and `dmesg.txt` go.
+    pub log_dir: PathBuf,
+    /// Hard limit; QEMU is killed after it.
+    pub timeout: Duration,
+    /// TCG or KVM.
+    pub accel: Accel,
+    /// Index among the VMs of one run; picks distinct MAC addresses.
+    pub index: u8,
+    /// The optional socket-network NIC (eth1 in the guest).
+    pub socket: Option<SocketNic>,
+    /// What to print while running.
+    pub echo: Echo,
+    /// Kernel command-line additions.
+    pub extra_cmdline: String,
+}
+
+/// What one VM run produced.
+pub struct Run {
+    /// The console log (also saved as `console.log`).
+    pub console: String,
+    /// QEMU was killed at the timeout.
+    pub timed_out: bool,
+    /// Path of the saved console log.
+    pub log: PathBuf,
+    /// Wall-clock time from start to QEMU's exit.
+    pub wall: Duration,
+}
+
+/// The kernel command line every run uses.
+/// `panic=-1` reboots (and so ends QEMU, `-no-reboot`) at once on a panic, `oops=panic`
+/// turns an oops into that instead of a hung guest, `kasan_multi_shot` keeps KASAN
+/// reporting after its first finding. WARN does not panic: the run goes on and fails.
+pub const CMDLINE: &str = "console=ttyS0 panic=-1 oops=panic kasan_multi_shot printk.time=1";
+
+impl Vm {
+    fn command(&self) -> Command {
+        let mut c = Command::new("qemu-system-x86_64");
+        match self.accel {
+            Accel::Tcg => c.args(["-accel", "tcg", "-cpu", "max"]),
+            Accel::Kvm => c.args(["-accel", "kvm", "-cpu", "host"]),
+        };
+        // qboot: SeaBIOS' MP table shows tinyconfig guests only one CPU.
+        c.args(["-bios", "/usr/share/qemu/qboot.rom", "-smp", "2", "-m", "1024"]);
+        c.args(["-nographic", "-no-reboot", "-kernel"]).arg(&self.bzimage).arg("-initrd").arg(&self.initrd);
+        c.arg("-append").arg(format!("{CMDLINE} {}", self.extra_cmdline).trim_end());
+        c.args(["-netdev", "user,id=n0", "-device"])
+            .arg(format!("virtio-net-pci,netdev=n0,mac=52:54:00:12:34:{:02x}", 0x56 + self.index));
+        if let Some(s) = self.socket {
+            let net = match s {
+                SocketNic::Listen(p) => format!("socket,id=s0,listen=127.0.0.1:{p}"),
+                SocketNic::Connect(p) => format!("socket,id=s0,connect=127.0.0.1:{p}"),
+            };
+            c.args(["-netdev", &net, "-device"])
+                .arg(format!("virtio-net-pci,netdev=s0,mac=52:54:00:ab:cd:{:02x}", 1 + self.index));
+        }
+        c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c
+    }
+}
+
+/// A free TCP port on 127.0.0.1 for a socket network.
+pub fn free_port() -> Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// Boot `vms` together (a `Listen` VM is started, and listening, before the others)
+/// and wait for all of them; each is killed at its own timeout.
+pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
+    let multi = vms.len() > 1;
+    let mut live = Vec::new();
+    let mut order: Vec<&Vm> = vms.iter().collect();
+    order.sort_by_key(|v| !matches!(v.socket, Some(SocketNic::Listen(_))));
+    for vm in order {
+        std::fs::create_dir_all(&vm.log_dir).with_context(|| format!("creating {}", vm.log_dir.display()))?;
+        let mut cmd = vm.command();
+        let desc = crate::cmd::describe(&cmd);
+        std::fs::write(vm.log_dir.join("qemu-cmdline.txt"), format!("{desc}\n"))?;
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("could not start `{desc}`: install qemu-system-x86 (`cargo xtask setup`)"))?;
+        let prefix = if multi { format!("[{}] ", vm.name) } else { String::new() };
+        let rx = pump(&mut child, vm.log_dir.join("console.log"), prefix, vm.echo)?;
+        if let Some(SocketNic::Listen(p)) = vm.socket {
+            wait_listening(p, &mut child)?;
+        }
+        live.push((vm, child, rx, Instant::now()));
+    }
+    let mut runs = Vec::new();
+    for (vm, mut child, rx, start) in live {
+        let deadline = start + vm.timeout;
+        let mut timed_out = false;
+        loop {
+            if child.try_wait()?.is_some() {
+                break;
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                timed_out = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let (console, stderr) = rx.recv().context("console reader thread died")?;
+        let log = vm.log_dir.join("console.log");
+        let mut console = console;
+        if !stderr.is_empty() {
+            console.push_str(&format!("\nqemu stderr: {stderr}"));
+        }
+        let dmesg: String = console
+            .lines()
+            .filter(|l| crate::splat::kernel_text(l).is_some())
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(vm.log_dir.join("dmesg.txt"), dmesg)?;
+        if timed_out {
+            let msg = format!("{}: killed QEMU after the {} s timeout", vm.name, vm.timeout.as_secs());
+            eprintln!("{msg}");
+            console.push_str(&format!("\n{msg}\n"));
+        }
+        runs.push(Run { console, timed_out, log, wall: start.elapsed() });
+    }
+    // Results in the order the caller gave, not start order.
+    let mut sorted = Vec::new();
+    for vm in vms {
+        let i = runs.iter().position(|r| r.log == vm.log_dir.join("console.log")).context("lost a VM run")?;
+        sorted.push(runs.swap_remove(i));
+    }
+    Ok(sorted)
+}
+
+/// Copy QEMU's console to `log` (and the terminal, per `echo`) from a thread; the
+/// channel yields the whole console text and QEMU's stderr when QEMU exits.
+fn pump(child: &mut Child, log: PathBuf, prefix: String, echo: Echo) -> Result<mpsc::Receiver<(String, String)>> {
+    let out = child.stdout.take().context("qemu stdout")?;
+    let mut err = child.stderr.take().context("qemu stderr")?;
+    let (tx, rx) = mpsc::channel();
+    let mut file = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    std::thread::spawn(move || {
+        let errs = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut err, &mut s);
+            s
+        });
+        let mut r = BufReader::new(out);
+        let mut all = String::new();
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match r.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let line = String::from_utf8_lossy(&buf);
+            let line = line.trim_end_matches(['\n', '\r']).replace('\r', "");
+            let _ = writeln!(file, "{line}");
+            let show = match echo {
+                Echo::All => true,
+                Echo::Cases => line.contains("RSIW-TEST ") && !line.contains("RSIW-VM"),
+                Echo::Silent => false,
+            };
+            if show {
+                println!("{prefix}{line}");
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        let stderr = errs.join().unwrap_or_default();
+        let _ = tx.send((all, stderr));
+    });
+    Ok(rx)
+}
+
+/// Wait until QEMU listens on 127.0.0.1:`port` (read from /proc/net/tcp; a probe
+/// connection would become QEMU's one peer).
+fn wait_listening(port: u16, child: &mut Child) -> Result<()> {
+    let needle = format!("0100007F:{port:04X} 00000000:0000 0A");
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        if std::fs::read_to_string("/proc/net/tcp").is_ok_and(|t| t.contains(&needle)) {
+            return Ok(());
+        }
+        if child.try_wait()?.is_some() {
+            bail!("QEMU (socket listener on port {port}) exited at start; see its console log");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    bail!("QEMU did not listen on 127.0.0.1:{port} within 10 s")
+}
+
+/// Path helper for callers that show a log location relative to the repository.
+pub fn show(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root).unwrap_or(p).display().to_string()
+}
