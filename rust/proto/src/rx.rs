@@ -1,2 +1,755 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! (to be written)
+//! Resumable receive parser for an MPA/DDP/RDMAP byte stream: FPDU framing, markers and
+//! CRC (RFC 5044 §4-§5), DDP validation (RFC 5041 §7) and RDMAP validation (RFC 5040 §7,
+//! RFC 7306 §8).
+//!
+//! # Driving it
+//!
+//! ```text
+//! let mut rx = RxParser::new(SoftCrc32c, RxConfig { crc: true, markers: false, max_ulpdu: 65535 });
+//! // for every chunk tcp_read_sock hands over, in stream order:
+//! match rx.feed(chunk, &mut sink) {
+//!     Ok(()) => {}                       // all of `chunk` consumed
+//!     Err(e) => send_terminate(e.terminate), // stream is dead; later feeds return `e` again
+//! }
+//! ```
+//!
+//! The parser never allocates, never panics and never buffers payload: for each DDP
+//! segment it calls, in order,
+//! 1. [`RxSink::header`] once every header of the segment is in ([`HeaderInfo`]). The
+//!    module validates STags/bounds or picks a receive buffer here, and returns
+//!    `Err(cause)` to reject the segment (e.g. [`TermCause::DDP_INVALID_STAG`]);
+//! 2. [`RxSink::payload`] zero or more times with payload octets straight from the
+//!    input and where they belong ([`Placement`]): place them, but do not complete
+//!    anything yet;
+//! 3. [`RxSink::segment_end`] only after the MPA CRC of the FPDU was verified. This is
+//!    where a message completes (on `last`).
+//!
+//! If a header is invalid, or the module rejects it, the rest of the FPDU is skipped and
+//! its CRC is still checked first: a CRC error is reported in preference to whatever the
+//! corrupted header seemed to say. On any error `feed` returns the Terminate to send
+//! (with the headers RFC 5040 §4.8 says to copy) and the parser stays dead. The module
+//! must then complete or flush every work request it touched since the last
+//! `segment_end`, whatever the failing header said.
+
+use crate::crc::{crc32c_finish, Crc32c, CRC32C_INIT};
+use crate::ddp::{self, Buffer};
+use crate::fpdu::{self, Marker, MARKER_INTERVAL, MARKER_LEN};
+use crate::rdmap::{
+    AtomicRequest, AtomicResponse, Control, Opcode, ReadRequest, IMMEDIATE_LEN, VERSION,
+};
+use crate::terminate::{TermCause, TerminateRepr};
+
+/// Negotiated stream parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RxConfig {
+    /// Check the MPA CRC (RFC 5044 §4.4). The field is always present; when off it is
+    /// ignored.
+    pub crc: bool,
+    /// The peer inserts markers (RFC 5044 §4.3). The first marker sits at the first
+    /// octet of the first FPDU, then one every 512 octets.
+    pub markers: bool,
+    /// Longest ULPDU accepted.
+    pub max_ulpdu: u16,
+}
+
+/// The RDMAP header that follows the DDP header, if the opcode has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RdmapHeader {
+    /// Write, Read Response, Send variants: payload only.
+    None,
+    /// RDMA Read Request (RFC 5040 §4.4).
+    ReadRequest(ReadRequest),
+    /// Terminate (RFC 5040 §4.8).
+    Terminate(TerminateRepr),
+    /// Immediate Data, the 8 octets as a big-endian integer (RFC 7306 §6).
+    Immediate(u64),
+    /// Atomic Request (RFC 7306 §5.2.1).
+    AtomicRequest(AtomicRequest),
+    /// Atomic Response (RFC 7306 §5.2.2).
+    AtomicResponse(AtomicResponse),
+}
+
+/// Everything the module needs to accept or reject a DDP segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderInfo {
+    /// RDMAP opcode.
+    pub opcode: Opcode,
+    /// DDP L flag.
+    pub last: bool,
+    /// ULPDU_Length of the FPDU.
+    pub ulpdu_len: u16,
+    /// Octets of payload that follow the headers in this segment.
+    pub payload_len: u16,
+    /// DDP addressing (STag/TO, or QN/MSN/MO and the RsvdULP word).
+    pub ddp: Buffer,
+    /// The RDMAP header, parsed.
+    pub rdmap: RdmapHeader,
+}
+
+impl HeaderInfo {
+    /// The Invalidate STag of a Send with Invalidate (RFC 5040 §4.3).
+    pub fn invalidate_stag(&self) -> Option<u32> {
+        match self.ddp {
+            Buffer::Untagged { ulp_word, .. } if self.opcode.invalidates() => Some(ulp_word),
+            _ => None,
+        }
+    }
+
+    /// Whether this segment starts a message (always true for tagged segments, which
+    /// carry no message offset; the module tracks Read Response progress itself).
+    pub fn first(&self) -> bool {
+        match self.ddp {
+            Buffer::Untagged { mo, .. } => mo == 0,
+            Buffer::Tagged { .. } => true,
+        }
+    }
+}
+
+/// Where a payload chunk goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Tagged buffer: STag and the TO of the chunk's first octet.
+    Tagged {
+        /// STag.
+        stag: u32,
+        /// Tagged offset of `data[0]`.
+        to: u64,
+    },
+    /// Untagged buffer: queue, message and the message offset of the chunk's first octet.
+    Untagged {
+        /// QN.
+        qn: u32,
+        /// MSN.
+        msn: u32,
+        /// Message offset of `data[0]`.
+        mo: u32,
+    },
+}
+
+/// A DDP segment whose CRC checked out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentEnd {
+    /// RDMAP opcode.
+    pub opcode: Opcode,
+    /// DDP L flag: the message is complete.
+    pub last: bool,
+    /// DDP addressing of the segment, as in its header.
+    pub ddp: Buffer,
+    /// Payload octets of the segment.
+    pub payload_len: u16,
+    /// Whether a CRC was checked (false when CRC was not negotiated).
+    pub crc_checked: bool,
+}
+
+/// The module's side of the parser.
+pub trait RxSink {
+    /// All headers of a segment are in. `Err` rejects it and ends the stream.
+    fn header(&mut self, hdr: &HeaderInfo) -> Result<(), TermCause>;
+    /// Payload octets to place. `Err` (e.g. a local copy failure) ends the stream.
+    fn payload(&mut self, data: &[u8], at: Placement) -> Result<(), TermCause>;
+    /// The segment passed its CRC: commit it. `Err` ends the stream.
+    fn segment_end(&mut self, end: &SegmentEnd) -> Result<(), TermCause>;
+}
+
+/// A fatal stream error: the Terminate to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RxError {
+    /// The Terminate header, with the copied headers RFC 5040 §4.8 asks for.
+    pub terminate: TerminateRepr,
+}
+
+impl RxError {
+    /// Layer, type and code.
+    pub fn cause(&self) -> TermCause {
+        self.terminate.cause
+    }
+
+    fn bare(cause: TermCause) -> Self {
+        Self {
+            terminate: TerminateRepr::new(cause),
+        }
+    }
+}
+
+/// Length field, DDP header and the longest RDMAP header (Atomic Request; a Terminate's
+/// ULPDU is at most 18 + 52 octets and fits too).
+const MAX_HDR: usize = fpdu::LEN_FIELD + ddp::UNTAGGED_HDR_LEN + AtomicRequest::LEN;
+/// Octets of the header buffer before the DDP header.
+const L: usize = fpdu::LEN_FIELD;
+
+/// Progress through the current FPDU, kept by every state.
+#[derive(Debug, Clone, Copy)]
+struct Fpdu {
+    /// CRC register over everything so far, markers included.
+    crc: u32,
+    /// Octets since the first octet of ULPDU_Length, markers included.
+    off: u32,
+}
+
+impl Fpdu {
+    const fn new() -> Self {
+        Self {
+            crc: CRC32C_INIT,
+            off: 0,
+        }
+    }
+}
+
+/// A validated segment: its header bytes (for a Terminate copy) and decoded fields.
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    hdr: [u8; MAX_HDR],
+    hdr_len: usize,
+    ulpdu_len: u16,
+    end: SegmentEnd,
+}
+
+impl Seg {
+    fn error(&self, cause: TermCause) -> RxError {
+        RxError {
+            terminate: TerminateRepr::for_segment(
+                cause,
+                self.ulpdu_len,
+                self.hdr.get(L..self.hdr_len).unwrap_or(&[]),
+            ),
+        }
+    }
+}
+
+/// What happens once the trailer is in.
+#[derive(Debug, Clone, Copy)]
+enum Outcome {
+    Accept(Seg),
+    Reject(RxError),
+}
+
+/// Parser state; every variant carries its own context.
+#[derive(Debug, Clone, Copy)]
+enum State {
+    /// Collecting ULPDU_Length and all headers.
+    Header {
+        f: Fpdu,
+        buf: [u8; MAX_HDR],
+        have: usize,
+    },
+    /// Passing payload to the sink.
+    Payload { f: Fpdu, seg: Seg, done: u16 },
+    /// Discarding the rest of a rejected ULPDU.
+    Skip { f: Fpdu, left: usize, err: RxError },
+    /// PAD and CRC.
+    Trailer {
+        f: Fpdu,
+        pad: usize,
+        crc: [u8; fpdu::CRC_LEN],
+        have: usize,
+        outcome: Outcome,
+    },
+    /// The stream is dead.
+    Dead(RxError),
+}
+
+impl State {
+    const fn fresh() -> Self {
+        Self::Header {
+            f: Fpdu::new(),
+            buf: [0; MAX_HDR],
+            have: 0,
+        }
+    }
+
+    fn fpdu(&mut self) -> Option<&mut Fpdu> {
+        match self {
+            Self::Header { f, .. }
+            | Self::Payload { f, .. }
+            | Self::Skip { f, .. }
+            | Self::Trailer { f, .. } => Some(f),
+            Self::Dead(_) => None,
+        }
+    }
+}
+
+/// Per untagged queue: what the next segment must say (RFC 5041 §5.3).
+#[derive(Debug, Clone, Copy)]
+struct Queue {
+    /// Expected MSN; the first message is MSN 1.
+    msn: u32,
+    /// Expected MO: 0 between messages.
+    mo: u32,
+    /// Opcode of the message in progress, if a non-last segment was accepted.
+    opcode: Option<Opcode>,
+}
+
+const QUEUES: usize = 4;
+
+/// Marker position and a marker being read.
+#[derive(Debug, Clone, Copy)]
+struct MarkerRx {
+    /// Stream octets before the next marker.
+    until: usize,
+    buf: [u8; MARKER_LEN],
+    have: usize,
+}
+
+/// The receive parser. See the module docs.
+#[derive(Debug, Clone)]
+pub struct RxParser<C: Crc32c> {
+    crc: C,
+    cfg: RxConfig,
+    queues: [Queue; QUEUES],
+    marker: MarkerRx,
+    state: State,
+}
+
+/// Octets of header wanted so far given what is in `buf[..have]`.
+fn wanted(buf: &[u8; MAX_HDR], have: usize) -> usize {
+    if have < L {
+        return L;
+    }
+    let ulpdu = usize::from(u16::from_be_bytes([buf[0], buf[1]]));
+    let mut want = L + 1;
+    if have > L {
+        let ctrl = buf[L];
+        want = L + ddp::header_len(ctrl);
+        if have > L + 1 && ctrl & ddp::FLAG_T == 0 {
+            let op = Control::parse(buf[L + 1]).opcode;
+            want += match op {
+                Opcode::Terminate => ulpdu.saturating_sub(ddp::UNTAGGED_HDR_LEN),
+                _ => op.fixed_header_len().unwrap_or(0),
+            };
+        }
+    }
+    want.min(L + ulpdu).min(MAX_HDR)
+}
+
+/// `start + len - 1` does not wrap (the last octet is addressable).
+fn no_wrap_u64(start: u64, len: u64) -> bool {
+    len == 0 || start.checked_add(len - 1).is_some()
+}
+
+impl<C: Crc32c> RxParser<C> {
+    /// A parser at the start of full operation phase.
+    pub fn new(crc: C, cfg: RxConfig) -> Self {
+        Self {
+            crc,
+            cfg,
+            queues: [Queue {
+                msn: 1,
+                mo: 0,
+                opcode: None,
+            }; QUEUES],
+            marker: MarkerRx {
+                until: 0,
+                buf: [0; MARKER_LEN],
+                have: 0,
+            },
+            state: State::fresh(),
+        }
+    }
+
+    /// The error that killed the stream, if any.
+    pub fn error(&self) -> Option<RxError> {
+        match self.state {
+            State::Dead(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Whether the stream is dead.
+    pub fn is_dead(&self) -> bool {
+        self.error().is_some()
+    }
+
+    /// Whether the parser sits between two FPDUs (nothing of a next FPDU read yet).
+    pub fn at_boundary(&self) -> bool {
+        matches!(self.state, State::Header { have: 0, .. }) && self.marker.have == 0
+    }
+
+    /// Feeds the next octets of the stream. On `Ok` all of `input` was consumed.
+    pub fn feed<S: RxSink>(&mut self, mut input: &[u8], sink: &mut S) -> Result<(), RxError> {
+        while !input.is_empty() {
+            if let State::Dead(e) = self.state {
+                return Err(e);
+            }
+            let mut limit = input.len();
+            if self.cfg.markers {
+                if self.marker.until == 0 {
+                    let used = self.marker_bytes(input);
+                    input = input.get(used..).unwrap_or(&[]);
+                    continue;
+                }
+                limit = limit.min(self.marker.until);
+            }
+            let used = self.step(input.get(..limit).unwrap_or(&[]), sink);
+            if self.cfg.markers {
+                self.marker.until = self.marker.until.saturating_sub(used);
+            }
+            if used == 0 && !matches!(self.state, State::Dead(_)) {
+                // Unreachable: every live state needs at least one more octet.
+                self.state = State::Dead(RxError::bare(TermCause::RDMAP_LOCAL_CATASTROPHIC));
+            }
+            input = input.get(used..).unwrap_or(&[]);
+        }
+        match self.state {
+            State::Dead(e) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn update_crc(&self, f: &mut Fpdu, data: &[u8]) {
+        if self.cfg.crc {
+            f.crc = self.crc.update(f.crc, data);
+        }
+        f.off = f.off.saturating_add(data.len() as u32);
+    }
+
+    /// Reads marker octets; returns how many were used.
+    fn marker_bytes(&mut self, input: &[u8]) -> usize {
+        let m = &mut self.marker;
+        let n = (MARKER_LEN - m.have).min(input.len());
+        if let (Some(dst), Some(src)) = (m.buf.get_mut(m.have..m.have + n), input.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        m.have += n;
+        let at_start = matches!(self.state, State::Header { have: 0, .. });
+        let do_crc = self.cfg.crc;
+        if let (Some(f), Some(src)) = (self.state.fpdu(), input.get(..n)) {
+            // RFC 5044 §4.4: the CRC covers the markers inside the FPDU.
+            if do_crc {
+                f.crc = self.crc.update(f.crc, src);
+            }
+        }
+        if self.marker.have < MARKER_LEN {
+            return n;
+        }
+        let got = Marker::parse(self.marker.buf).fpduptr;
+        self.marker.have = 0;
+        self.marker.until = MARKER_INTERVAL - MARKER_LEN;
+        if let Some(f) = self.state.fpdu() {
+            // A marker in front of an FPDU points at that FPDU (FPDUPTR 0); otherwise
+            // it counts back to the ULPDU_Length field of the current one (§4.3).
+            let expect = if at_start { 0 } else { f.off };
+            if !at_start {
+                f.off = f.off.saturating_add(MARKER_LEN as u32);
+            }
+            if u32::from(got) != expect {
+                self.state = State::Dead(RxError::bare(TermCause::MPA_MARKER));
+            }
+        }
+        n
+    }
+
+    /// Consumes a prefix of `input` in the current state and returns its length.
+    fn step<S: RxSink>(&mut self, input: &[u8], sink: &mut S) -> usize {
+        let state = core::mem::replace(&mut self.state, State::fresh());
+        let (next, used) = match state {
+            State::Header {
+                mut f,
+                mut buf,
+                mut have,
+            } => {
+                let n = wanted(&buf, have).saturating_sub(have).min(input.len());
+                let src = input.get(..n).unwrap_or(&[]);
+                if let Some(dst) = buf.get_mut(have..have + n) {
+                    dst.copy_from_slice(src);
+                }
+                self.update_crc(&mut f, src);
+                have += n;
+                if have < wanted(&buf, have) {
+                    (State::Header { f, buf, have }, n)
+                } else {
+                    (self.header_done(f, buf, have, sink), n)
+                }
+            }
+            State::Payload { mut f, seg, done } => {
+                let left = usize::from(seg.end.payload_len.saturating_sub(done));
+                let n = left.min(input.len());
+                let src = input.get(..n).unwrap_or(&[]);
+                self.update_crc(&mut f, src);
+                let at = match seg.end.ddp {
+                    Buffer::Tagged { stag, to } => Placement::Tagged {
+                        stag,
+                        to: to.wrapping_add(u64::from(done)),
+                    },
+                    Buffer::Untagged { qn, msn, mo, .. } => Placement::Untagged {
+                        qn,
+                        msn,
+                        mo: mo.wrapping_add(u32::from(done)),
+                    },
+                };
+                let next = match sink.payload(src, at) {
+                    Err(c) => Self::skip(f, left - n, seg.error(c)),
+                    Ok(()) if n == left => Self::trailer(f, Outcome::Accept(seg)),
+                    Ok(()) => State::Payload {
+                        f,
+                        seg,
+                        done: done.saturating_add(n as u16),
+                    },
+                };
+                (next, n)
+            }
+            State::Skip { mut f, left, err } => {
+                let n = left.min(input.len());
+                self.update_crc(&mut f, input.get(..n).unwrap_or(&[]));
+                (Self::skip(f, left - n, err), n)
+            }
+            State::Trailer {
+                mut f,
+                pad,
+                mut crc,
+                mut have,
+                outcome,
+            } => {
+                let n = (pad + fpdu::CRC_LEN - have).min(input.len());
+                for &b in input.get(..n).unwrap_or(&[]) {
+                    if have < pad {
+                        self.update_crc(&mut f, &[b]);
+                    } else if let Some(slot) = crc.get_mut(have - pad) {
+                        *slot = b;
+                    }
+                    have += 1;
+                }
+                if have < pad + fpdu::CRC_LEN {
+                    (
+                        State::Trailer {
+                            f,
+                            pad,
+                            crc,
+                            have,
+                            outcome,
+                        },
+                        n,
+                    )
+                } else {
+                    (self.trailer_done(f, crc, outcome, sink), n)
+                }
+            }
+            State::Dead(e) => (State::Dead(e), 0),
+        };
+        self.state = next;
+        used
+    }
+
+    /// Discards `left` more ULPDU octets, then reads the trailer and fails with `err`.
+    fn skip(f: Fpdu, left: usize, err: RxError) -> State {
+        if left > 0 {
+            State::Skip { f, left, err }
+        } else {
+            Self::trailer(f, Outcome::Reject(err))
+        }
+    }
+
+    /// Enters the trailer at the end of the ULPDU. `off` counts the length field, the
+    /// ULPDU and 4-octet markers, so `off % 4` is what the PAD completes (RFC 5044 §4.2).
+    fn trailer(f: Fpdu, outcome: Outcome) -> State {
+        State::Trailer {
+            f,
+            pad: ((4 - (f.off & 3)) & 3) as usize,
+            crc: [0; fpdu::CRC_LEN],
+            have: 0,
+            outcome,
+        }
+    }
+
+    fn header_done<S: RxSink>(&mut self, f: Fpdu, buf: [u8; MAX_HDR], have: usize, sink: &mut S) -> State {
+        let ulpdu_len = u16::from_be_bytes([buf[0], buf[1]]);
+        let seg_bytes = buf.get(L..have).unwrap_or(&[]);
+        let left = (L + usize::from(ulpdu_len)).saturating_sub(have);
+        let reject = |cause| RxError {
+            terminate: TerminateRepr::for_segment(cause, ulpdu_len, seg_bytes),
+        };
+        let info = match self.validate(ulpdu_len, seg_bytes) {
+            Ok(info) => info,
+            Err(c) => return Self::skip(f, left, reject(c)),
+        };
+        if let Err(c) = sink.header(&info) {
+            return Self::skip(f, left, reject(c));
+        }
+        let seg = Seg {
+            hdr: buf,
+            hdr_len: have,
+            ulpdu_len,
+            end: SegmentEnd {
+                opcode: info.opcode,
+                last: info.last,
+                ddp: info.ddp,
+                payload_len: info.payload_len,
+                crc_checked: self.cfg.crc,
+            },
+        };
+        if info.payload_len == 0 {
+            Self::trailer(f, Outcome::Accept(seg))
+        } else {
+            State::Payload { f, seg, done: 0 }
+        }
+    }
+
+    fn trailer_done<S: RxSink>(
+        &mut self,
+        f: Fpdu,
+        crc: [u8; fpdu::CRC_LEN],
+        outcome: Outcome,
+        sink: &mut S,
+    ) -> State {
+        // RFC 5044 §4.4/§8: a CRC mismatch is reported as such, whatever the header said.
+        if self.cfg.crc && crc32c_finish(f.crc) != u32::from_le_bytes(crc) {
+            return State::Dead(RxError::bare(TermCause::MPA_CRC));
+        }
+        let seg = match outcome {
+            Outcome::Reject(e) => return State::Dead(e),
+            Outcome::Accept(seg) => seg,
+        };
+        if let Buffer::Untagged { qn, mo, .. } = seg.end.ddp {
+            if let Some(q) = self.queues.get_mut(qn as usize) {
+                if seg.end.last {
+                    q.msn = q.msn.wrapping_add(1);
+                    q.mo = 0;
+                    q.opcode = None;
+                } else {
+                    q.mo = mo.wrapping_add(u32::from(seg.end.payload_len));
+                    q.opcode = Some(seg.end.opcode);
+                }
+            }
+        }
+        match sink.segment_end(&seg.end) {
+            Ok(()) => State::fresh(),
+            Err(c) => State::Dead(seg.error(c)),
+        }
+    }
+
+    /// All checks the parser can make alone, in RFC order: DDP (RFC 5041 §7.2), then
+    /// RDMAP (RFC 5040 §7.2 / RFC 7306 §8.2).
+    fn validate(&self, ulpdu_len: u16, seg: &[u8]) -> Result<HeaderInfo, TermCause> {
+        if ulpdu_len > self.cfg.max_ulpdu {
+            return Err(TermCause::RDMAP_UNSPECIFIED);
+        }
+        let Some(&ctrl) = seg.first() else {
+            return Err(TermCause::RDMAP_UNSPECIFIED);
+        };
+        let tagged = ctrl & ddp::FLAG_T != 0;
+        // RFC 5041 §7.2: an unknown DDP version is reported before anything else, as the
+        // rest of the header cannot be interpreted.
+        if ctrl & ddp::MASK_DV != ddp::VERSION {
+            return Err(if tagged {
+                TermCause::DDP_TAGGED_VERSION
+            } else {
+                TermCause::DDP_UNTAGGED_VERSION
+            });
+        }
+        let d = ddp::Repr::parse(&ddp::Packet::new_unchecked(seg))
+            .map_err(|_| TermCause::RDMAP_UNSPECIFIED)?;
+        let dlen = d.buffer_len();
+        let ctl = Control::parse(d.ulp_ctrl);
+        // RFC 5040 §7.2: RV other than 1.
+        if ctl.version != VERSION {
+            return Err(TermCause::RDMAP_VERSION);
+        }
+        let op = ctl.opcode;
+        // RFC 5040 §4.2 / RFC 7306 §4: unknown opcodes and a T bit that contradicts the
+        // opcode's buffer model are unexpected opcodes.
+        if matches!(op, Opcode::Unknown(_)) || op.tagged() != tagged {
+            return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
+        }
+        let body = seg.get(dlen..).unwrap_or(&[]);
+        let body_len = usize::from(ulpdu_len).saturating_sub(dlen);
+        let payload_len = match d.buffer {
+            Buffer::Tagged { to, .. } => {
+                // RFC 5041 §7.2: TO wrap, checked without overflow.
+                if !no_wrap_u64(to, body_len as u64) {
+                    return Err(TermCause::DDP_TO_WRAP);
+                }
+                body_len
+            }
+            Buffer::Untagged { qn, msn, mo, .. } => {
+                self.check_untagged(op, d.last, qn, msn, mo, body_len)?;
+                match op.fixed_header_len() {
+                    Some(_) => 0,
+                    None if op == Opcode::Terminate => 0,
+                    None => body_len,
+                }
+            }
+        };
+        let rdmap = match op {
+            Opcode::ReadRequest => {
+                let r = ReadRequest::parse(body).ok_or(TermCause::RDMAP_UNSPECIFIED)?;
+                // RFC 5040 §7.2 / §5.2: the source range must not wrap.
+                if !no_wrap_u64(r.source_to, u64::from(r.size)) {
+                    return Err(TermCause::RDMAP_TO_WRAP);
+                }
+                RdmapHeader::ReadRequest(r)
+            }
+            Opcode::Terminate => RdmapHeader::Terminate(
+                TerminateRepr::parse(body.get(..body_len).unwrap_or(body))
+                    .map_err(|_| TermCause::RDMAP_UNSPECIFIED)?,
+            ),
+            Opcode::ImmediateData | Opcode::ImmediateDataSe => {
+                let mut b = [0u8; IMMEDIATE_LEN];
+                b.copy_from_slice(body.get(..IMMEDIATE_LEN).ok_or(TermCause::RDMAP_UNSPECIFIED)?);
+                RdmapHeader::Immediate(u64::from_be_bytes(b))
+            }
+            Opcode::AtomicRequest => RdmapHeader::AtomicRequest(
+                AtomicRequest::parse(body).ok_or(TermCause::RDMAP_UNSPECIFIED)?,
+            ),
+            Opcode::AtomicResponse => RdmapHeader::AtomicResponse(
+                AtomicResponse::parse(body).ok_or(TermCause::RDMAP_UNSPECIFIED)?,
+            ),
+            _ => RdmapHeader::None,
+        };
+        Ok(HeaderInfo {
+            opcode: op,
+            last: d.last,
+            ulpdu_len,
+            payload_len: payload_len as u16,
+            ddp: d.buffer,
+            rdmap,
+        })
+    }
+
+    /// Untagged checks: queue, sequence, offset and the shape of header-only messages.
+    fn check_untagged(
+        &self,
+        op: Opcode,
+        last: bool,
+        qn: u32,
+        msn: u32,
+        mo: u32,
+        body_len: usize,
+    ) -> Result<(), TermCause> {
+        // RFC 5040 §5.1 / RFC 7306 §5.2: each untagged opcode has its queue.
+        if op.queue() != Some(qn) {
+            return Err(TermCause::DDP_INVALID_QN);
+        }
+        let q = self.queues.get(qn as usize).ok_or(TermCause::DDP_INVALID_QN)?;
+        // RFC 5041 §5.3 / §7.2: messages on a queue arrive in MSN order.
+        if msn != q.msn {
+            return Err(TermCause::DDP_MSN_RANGE);
+        }
+        // RFC 5041 §5.3: segments of a message arrive in order with contiguous MOs.
+        if mo != q.mo {
+            return Err(TermCause::DDP_INVALID_MO);
+        }
+        // A later segment must continue the message it belongs to.
+        if q.opcode.is_some_and(|o| o != op) {
+            return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
+        }
+        if mo.checked_add(body_len as u32).is_none() || body_len > u32::MAX as usize {
+            return Err(TermCause::DDP_MESSAGE_TOO_LONG);
+        }
+        let fixed = match op {
+            Opcode::Terminate => Some(body_len.max(crate::terminate::HDR_LEN)),
+            _ => op.fixed_header_len(),
+        };
+        if let Some(len) = fixed {
+            // Header-only messages fill exactly one segment: RFC 5040 §4.4/§4.8,
+            // RFC 7306 §5.2/§6 (Immediate Data is exactly 8 octets). More octets than
+            // the queue's buffer holds is "message too long" (RFC 5041 §7.2).
+            if body_len > len || (op == Opcode::Terminate && body_len > crate::terminate::MAX_LEN) {
+                return Err(TermCause::DDP_MESSAGE_TOO_LONG);
+            }
+            if body_len < len || !last {
+                return Err(TermCause::RDMAP_UNSPECIFIED);
+            }
+        }
+        Ok(())
+    }
+}
