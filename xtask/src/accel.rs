@@ -61,6 +61,7 @@ fn probe(ctx: &Ctx, bzimage: &Path) -> Result<bool> {
         initrd,
         log_dir: dir,
         timeout: Duration::from_secs(10),
+        boot_timeout: None,
         accel: Accel::Kvm,
         index: 0,
         socket: None,

@@ -167,7 +167,7 @@ fn vm_script(ctx: &Ctx, script: &std::path::Path, timeout: u64) -> Result<ExitCo
     let code = o.script_exit.unwrap_or(1);
     if let Some(p) = o.run_problem() {
         eprintln!("vm: run FAILED: {p}");
-        suite::print_splats(&ctx.root, run);
+        suite::print_splats(&ctx.root, &run.console, &run.log);
         let code = if o.timed_out { 124 } else if code == 0 { 1 } else { code };
         return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
     }
@@ -236,7 +236,7 @@ fn vm_suite(ctx: &Ctx, a: &Args) -> Result<(usize, Vec<String>)> {
         }
         for run in &runs {
             if s.expect_splat.is_none() {
-                suite::print_splats(&ctx.root, run);
+                suite::print_splats(&ctx.root, &run.console, &run.log);
             }
             eprintln!("test: vm: {} took {:.1} s", vm::show(&ctx.root, &run.log), run.wall.as_secs_f64());
         }

@@ -82,8 +82,28 @@ pub struct Boot<'a> {
     pub accel: Accel,
 }
 
-/// Boot `s` on its VM(s) and return the console logs, one per VM.
+/// A VM that has not run /init by then has failed to boot (normal: ~6 s under TCG).
+pub const BOOT_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Boot `s` on its VM(s) and return the console logs, one per VM. If a VM dies
+/// before /init runs — before any test code or module of ours ran, so it cannot be
+/// the code under test — the boot is retried once; the failed attempt's log is kept
+/// as `console.attempt1.log` and its splat is printed.
 pub fn boot(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
+    let runs = boot_once(b, s, echo)?;
+    if runs.iter().all(|r| r.booted) {
+        return Ok(runs);
+    }
+    for r in runs.iter().filter(|r| !r.booted) {
+        let kept = r.log.with_file_name("console.attempt1.log");
+        std::fs::rename(&r.log, &kept).with_context(|| format!("keeping {}", r.log.display()))?;
+        eprintln!("test: vm: {}: the VM died before /init (log kept: {}); retrying the boot once", s.name, vm::show(&b.ctx.root, &kept));
+        print_splats(&b.ctx.root, &r.console, &kept);
+    }
+    boot_once(b, s, echo)
+}
+
+fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
     let script = std::fs::read(&s.path).with_context(|| format!("reading {}", s.path.display()))?;
     let port = if s.vms > 1 { Some(vm::free_port()?) } else { None };
     let mut vms = Vec::new();
@@ -103,6 +123,7 @@ pub fn boot(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
             initrd,
             log_dir,
             timeout: Duration::from_secs(s.timeout),
+            boot_timeout: Some(BOOT_TIMEOUT),
             accel: b.accel,
             index: i,
             socket: port.map(|p| if i == 0 { SocketNic::Listen(p) } else { SocketNic::Connect(p) }),
@@ -154,11 +175,11 @@ pub fn judge(root: &Path, s: &Script, runs: &[Run]) -> Vec<CaseResult> {
 }
 
 /// Print the first splat lines of a run that had any (the full log is on disk).
-pub fn print_splats(root: &Path, run: &Run) {
-    let lines: Vec<&str> = run.console.lines().collect();
+pub fn print_splats(root: &Path, console: &str, log: &Path) {
+    let lines: Vec<&str> = console.lines().collect();
     let found = splat::find(&lines);
     if let Some(first) = found.first() {
-        eprintln!("  {} splat line(s) in {}; first:", found.len(), vm::show(root, &run.log));
+        eprintln!("  {} splat line(s) in {}; first:", found.len(), vm::show(root, log));
         for l in splat::excerpt(&lines, first, 12) {
             eprintln!("    {l}");
         }
@@ -183,7 +204,7 @@ mod tests {
     use super::*;
 
     fn run(console: &str) -> Run {
-        Run { console: console.into(), timed_out: false, log: "console.log".into(), wall: Duration::ZERO }
+        Run { console: console.into(), timed_out: false, booted: true, log: "console.log".into(), wall: Duration::ZERO }
     }
 
     fn script(expect: Option<&str>) -> Script {

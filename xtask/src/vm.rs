@@ -5,7 +5,8 @@ use anyhow::{bail, Context, Result};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// How QEMU executes the guest.
@@ -49,6 +50,9 @@ pub struct Vm {
     pub log_dir: PathBuf,
     /// Hard limit; QEMU is killed after it.
     pub timeout: Duration,
+    /// QEMU is also killed if the init's `RSIW-VM: boot` line has not appeared by then
+    /// (a kernel that dies early often hangs instead of rebooting).
+    pub boot_timeout: Option<Duration>,
     /// TCG or KVM.
     pub accel: Accel,
     /// Index among the VMs of one run; picks distinct MAC addresses.
@@ -65,13 +69,18 @@ pub struct Vm {
 pub struct Run {
     /// The console log (also saved as `console.log`).
     pub console: String,
-    /// QEMU was killed at the timeout.
+    /// QEMU was killed at the timeout (or the boot timeout).
     pub timed_out: bool,
+    /// The init started (its `RSIW-VM: boot` line appeared).
+    pub booted: bool,
     /// Path of the saved console log.
     pub log: PathBuf,
     /// Wall-clock time from start to QEMU's exit.
     pub wall: Duration,
 }
+
+/// The line the VM's init prints first (see `qemu/init`).
+pub const BOOT_SENTINEL: &str = "RSIW-VM: boot";
 
 /// The kernel command line every run uses.
 /// `panic=-1` reboots (and so ends QEMU, `-no-reboot`) at once on a panic, `oops=panic`
@@ -127,21 +136,24 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
             .spawn()
             .with_context(|| format!("could not start `{desc}`: install qemu-system-x86 (`cargo xtask setup`)"))?;
         let prefix = if multi { format!("[{}] ", vm.name) } else { String::new() };
-        let rx = pump(&mut child, vm.log_dir.join("console.log"), prefix, vm.echo)?;
+        let booted = Arc::new(AtomicBool::new(false));
+        let rx = pump(&mut child, vm.log_dir.join("console.log"), prefix, vm.echo, booted.clone())?;
         if let Some(SocketNic::Listen(p)) = vm.socket {
             wait_listening(p, &mut child)?;
         }
-        live.push((vm, child, rx, Instant::now()));
+        live.push((vm, child, rx, Instant::now(), booted));
     }
     let mut runs = Vec::new();
-    for (vm, mut child, rx, start) in live {
+    for (vm, mut child, rx, start, booted) in live {
         let deadline = start + vm.timeout;
+        let boot_deadline = vm.boot_timeout.map(|t| start + t);
         let mut timed_out = false;
         loop {
             if child.try_wait()?.is_some() {
                 break;
             }
-            if Instant::now() >= deadline {
+            let boot_late = boot_deadline.is_some_and(|d| Instant::now() >= d && !booted.load(Ordering::Relaxed));
+            if Instant::now() >= deadline || boot_late {
                 let _ = child.kill();
                 let _ = child.wait();
                 timed_out = true;
@@ -161,12 +173,17 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
             .map(|l| format!("{l}\n"))
             .collect();
         std::fs::write(vm.log_dir.join("dmesg.txt"), dmesg)?;
+        let booted = booted.load(Ordering::Relaxed);
         if timed_out {
-            let msg = format!("{}: killed QEMU after the {} s timeout", vm.name, vm.timeout.as_secs());
+            let msg = if booted {
+                format!("{}: killed QEMU after the {} s timeout", vm.name, vm.timeout.as_secs())
+            } else {
+                format!("{}: killed QEMU: /init did not start within the boot timeout", vm.name)
+            };
             eprintln!("{msg}");
             console.push_str(&format!("\n{msg}\n"));
         }
-        runs.push(Run { console, timed_out, log, wall: start.elapsed() });
+        runs.push(Run { console, timed_out, booted, log, wall: start.elapsed() });
     }
     // Results in the order the caller gave, not start order.
     let mut sorted = Vec::new();
@@ -179,7 +196,13 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
 
 /// Copy QEMU's console to `log` (and the terminal, per `echo`) from a thread; the
 /// channel yields the whole console text and QEMU's stderr when QEMU exits.
-fn pump(child: &mut Child, log: PathBuf, prefix: String, echo: Echo) -> Result<mpsc::Receiver<(String, String)>> {
+fn pump(
+    child: &mut Child,
+    log: PathBuf,
+    prefix: String,
+    echo: Echo,
+    booted: Arc<AtomicBool>,
+) -> Result<mpsc::Receiver<(String, String)>> {
     let out = child.stdout.take().context("qemu stdout")?;
     let mut err = child.stderr.take().context("qemu stderr")?;
     let (tx, rx) = mpsc::channel();
@@ -202,6 +225,9 @@ fn pump(child: &mut Child, log: PathBuf, prefix: String, echo: Echo) -> Result<m
             let line = String::from_utf8_lossy(&buf);
             let line = line.trim_end_matches(['\n', '\r']).replace('\r', "");
             let _ = writeln!(file, "{line}");
+            if line.contains(BOOT_SENTINEL) {
+                booted.store(true, Ordering::Relaxed);
+            }
             let show = match echo {
                 Echo::All => true,
                 Echo::Cases => line.contains("RSIW-TEST ") && !line.contains("RSIW-VM"),
