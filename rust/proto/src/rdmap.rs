@@ -5,6 +5,7 @@
 
 use crate::atomic::{AOpCode, AtomicFields};
 use crate::bytes::{be32, be64, put_be32, put_be64};
+use crate::terminate::TerminateRepr;
 
 /// RDMAP version this implementation speaks (RFC 5040 §4.1: RV = 01b).
 pub const VERSION: u8 = 1;
@@ -284,6 +285,58 @@ impl AtomicResponse {
     pub fn emit(&self, b: &mut [u8]) {
         put_be32(b, 0, self.request_id);
         put_be64(b, 4, self.original);
+    }
+}
+
+/// The RDMAP header that follows the DDP header, if the opcode has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Header {
+    /// Write, Read Response, Send variants: payload only.
+    None,
+    /// RDMA Read Request (RFC 5040 §4.4).
+    ReadRequest(ReadRequest),
+    /// Terminate (RFC 5040 §4.8).
+    Terminate(TerminateRepr),
+    /// Immediate Data, the 8 octets as a big-endian integer (RFC 7306 §6).
+    Immediate(u64),
+    /// Atomic Request (RFC 7306 §5.2.1).
+    AtomicRequest(AtomicRequest),
+    /// Atomic Response (RFC 7306 §5.2.2).
+    AtomicResponse(AtomicResponse),
+}
+
+impl Header {
+    /// Encoded length.
+    pub fn buffer_len(&self) -> usize {
+        match self {
+            Self::None => 0,
+            Self::ReadRequest(_) => ReadRequest::LEN,
+            Self::Terminate(t) => t.buffer_len(),
+            Self::Immediate(_) => IMMEDIATE_LEN,
+            Self::AtomicRequest(_) => AtomicRequest::LEN,
+            Self::AtomicResponse(_) => AtomicResponse::LEN,
+        }
+    }
+
+    /// Encodes into the start of `b`; returns the length (0 if `b` is short).
+    pub fn emit(&self, b: &mut [u8]) -> usize {
+        let len = self.buffer_len();
+        if b.len() < len {
+            return 0;
+        }
+        match self {
+            Self::None => {}
+            Self::ReadRequest(r) => r.emit(b),
+            Self::Terminate(t) => {
+                t.emit(b);
+            }
+            Self::Immediate(v) => {
+                put_be64(b, 0, *v);
+            }
+            Self::AtomicRequest(r) => r.emit(b),
+            Self::AtomicResponse(r) => r.emit(b),
+        }
+        len
     }
 }
 

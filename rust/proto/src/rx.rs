@@ -53,22 +53,7 @@ pub struct RxConfig {
     pub max_ulpdu: u16,
 }
 
-/// The RDMAP header that follows the DDP header, if the opcode has one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RdmapHeader {
-    /// Write, Read Response, Send variants: payload only.
-    None,
-    /// RDMA Read Request (RFC 5040 §4.4).
-    ReadRequest(ReadRequest),
-    /// Terminate (RFC 5040 §4.8).
-    Terminate(TerminateRepr),
-    /// Immediate Data, the 8 octets as a big-endian integer (RFC 7306 §6).
-    Immediate(u64),
-    /// Atomic Request (RFC 7306 §5.2.1).
-    AtomicRequest(AtomicRequest),
-    /// Atomic Response (RFC 7306 §5.2.2).
-    AtomicResponse(AtomicResponse),
-}
+pub use crate::rdmap::Header as RdmapHeader;
 
 /// Everything the module needs to accept or reject a DDP segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,2 +1,384 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! (to be written)
+//! Transmit framer: splits an RDMAP message into DDP segments of at most MULPDU octets
+//! (RFC 5041 §5, RFC 5040 §5) and frames each as an MPA FPDU with PAD, markers and the
+//! CRC trailer (RFC 5044 §4-§5), without touching the payload.
+//!
+//! # Driving it
+//!
+//! ```text
+//! let mut tx = TxFramer::new(TxConfig { crc: true, markers: false, mulpdu });
+//! for fpdu in tx.frames(&TxMessage::send(Opcode::Send, msn, 0, len))? {
+//!     let mut reg = CRC32C_INIT;
+//!     for piece in fpdu.pieces() {
+//!         match piece {
+//!             Piece::Bytes(b) => { reg = crc.update(reg, b); queue_copy(b) }
+//!             Piece::Marker(m) => { reg = crc.update(reg, &m); queue_copy(&m) }
+//!             Piece::Payload(r) => { reg = crc.update(reg, &payload[r]); queue_pages(r) }
+//!             Piece::Crc => queue_copy(&crc32c_finish(reg).to_le_bytes()),
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! Framer-built octets (headers, markers, PAD) are small and owned by the [`Fpdu`]; the
+//! payload is only referenced by its range within the message, so pages can be sent
+//! zero-copy. [`Fpdu::write`] does all of the above for a payload held in one slice.
+
+use core::ops::Range;
+
+use crate::crc::{crc32c_finish, Crc32c, CRC32C_INIT};
+use crate::ddp::{self, Buffer};
+use crate::fpdu::{self, Marker, MARKER_INTERVAL, MARKER_LEN};
+use crate::rdmap::{self, AtomicRequest, Control, Header, Opcode};
+
+/// Negotiated stream parameters for the sending direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxConfig {
+    /// Compute the CRC (else the CRC field is sent as zero, RFC 5044 §4.4).
+    pub crc: bool,
+    /// Insert markers (the peer asked for them in its MPA Request/Reply).
+    pub markers: bool,
+    /// Largest ULPDU to send, e.g. [`fpdu::mulpdu`] of the connection's EMSS.
+    pub mulpdu: u16,
+}
+
+/// One RDMAP message to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxMessage {
+    /// RDMAP opcode.
+    pub opcode: Opcode,
+    /// DDP addressing of the first octet: STag/TO, or QN/MSN (MO is taken as 0) and the
+    /// RsvdULP word.
+    pub ddp: Buffer,
+    /// RDMAP header (first segment).
+    pub rdmap: Header,
+    /// Payload octets.
+    pub payload_len: u32,
+}
+
+impl TxMessage {
+    /// A tagged message (RDMA Write or Read Response).
+    pub const fn tagged(opcode: Opcode, stag: u32, to: u64, payload_len: u32) -> Self {
+        Self {
+            opcode,
+            ddp: Buffer::Tagged { stag, to },
+            rdmap: Header::None,
+            payload_len,
+        }
+    }
+
+    /// An untagged message on the opcode's queue with the given header and payload.
+    /// `ulp_word` is the Invalidate STag of Send with Invalidate, else 0.
+    pub const fn untagged(opcode: Opcode, msn: u32, ulp_word: u32, rdmap: Header, payload_len: u32) -> Self {
+        let qn = match opcode.queue() {
+            Some(q) => q,
+            None => u32::MAX,
+        };
+        Self {
+            opcode,
+            ddp: Buffer::Untagged {
+                ulp_word,
+                qn,
+                msn,
+                mo: 0,
+            },
+            rdmap,
+            payload_len,
+        }
+    }
+
+    /// A Send variant.
+    pub const fn send(opcode: Opcode, msn: u32, invalidate_stag: u32, payload_len: u32) -> Self {
+        Self::untagged(opcode, msn, invalidate_stag, Header::None, payload_len)
+    }
+}
+
+/// Why a message cannot be framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxError {
+    /// MULPDU cannot hold the headers plus at least one payload octet.
+    MulpduTooSmall,
+    /// The opcode does not match the DDP model or queue given.
+    BadMessage,
+    /// The payload slice given to [`Fpdu::write`] is shorter than the message.
+    ShortPayload,
+}
+
+/// Length field, DDP header and the longest RDMAP header.
+const MAX_HDR: usize = fpdu::LEN_FIELD + ddp::UNTAGGED_HDR_LEN + AtomicRequest::LEN;
+/// With markers, FPDUPTR (16 bits) must reach back over the whole FPDU: leave room for
+/// the markers inside a maximal one.
+const MAX_ULPDU_WITH_MARKERS: u16 = u16::MAX - 1024;
+static ZERO: [u8; 4] = [0; 4];
+
+/// Sender state that outlives a message: where the next marker falls.
+#[derive(Debug, Clone)]
+pub struct TxFramer {
+    cfg: TxConfig,
+    /// Stream octets sent since the last marker position, modulo 512.
+    phase: usize,
+}
+
+impl TxFramer {
+    /// A framer at the start of full operation phase (a marker precedes the first FPDU).
+    pub const fn new(cfg: TxConfig) -> Self {
+        Self { cfg, phase: 0 }
+    }
+
+    fn max_ulpdu(&self) -> u16 {
+        if self.cfg.markers {
+            self.cfg.mulpdu.min(MAX_ULPDU_WITH_MARKERS)
+        } else {
+            self.cfg.mulpdu
+        }
+    }
+
+    /// The FPDUs of `msg`, in order. The framer's marker phase advances as they are
+    /// taken, so every FPDU yielded must be sent, in order.
+    pub fn frames(&mut self, msg: &TxMessage) -> Result<Frames<'_>, TxError> {
+        let tagged = matches!(msg.ddp, Buffer::Tagged { .. });
+        let queue_ok = match msg.ddp {
+            Buffer::Untagged { qn, .. } => msg.opcode.queue() == Some(qn),
+            Buffer::Tagged { .. } => true,
+        };
+        if msg.opcode.tagged() != tagged || !queue_ok || matches!(msg.opcode, Opcode::Unknown(_)) {
+            return Err(TxError::BadMessage);
+        }
+        let hdr = ddp_len(tagged) + msg.rdmap.buffer_len();
+        let max = usize::from(self.max_ulpdu());
+        if hdr > max || (msg.payload_len > 0 && hdr >= max) {
+            return Err(TxError::MulpduTooSmall);
+        }
+        Ok(Frames {
+            framer: self,
+            msg: *msg,
+            sent: 0,
+            done: false,
+        })
+    }
+}
+
+const fn ddp_len(tagged: bool) -> usize {
+    if tagged {
+        ddp::TAGGED_HDR_LEN
+    } else {
+        ddp::UNTAGGED_HDR_LEN
+    }
+}
+
+/// Iterator over the FPDUs of one message.
+#[derive(Debug)]
+pub struct Frames<'a> {
+    framer: &'a mut TxFramer,
+    msg: TxMessage,
+    sent: u32,
+    done: bool,
+}
+
+impl Iterator for Frames<'_> {
+    type Item = Fpdu;
+
+    fn next(&mut self) -> Option<Fpdu> {
+        if self.done {
+            return None;
+        }
+        let first = self.sent == 0;
+        let rdmap = if first { self.msg.rdmap } else { Header::None };
+        let tagged = matches!(self.msg.ddp, Buffer::Tagged { .. });
+        let hdr_len = ddp_len(tagged) + rdmap.buffer_len();
+        let room = usize::from(self.framer.max_ulpdu()).saturating_sub(hdr_len) as u32;
+        let left = self.msg.payload_len.saturating_sub(self.sent);
+        let n = left.min(room);
+        let last = n == left;
+        let buffer = match self.msg.ddp {
+            Buffer::Tagged { stag, to } => Buffer::Tagged {
+                stag,
+                to: to.wrapping_add(u64::from(self.sent)),
+            },
+            Buffer::Untagged {
+                ulp_word, qn, msn, ..
+            } => Buffer::Untagged {
+                ulp_word,
+                qn,
+                msn,
+                mo: self.sent,
+            },
+        };
+        let ulpdu_len = (hdr_len + n as usize) as u16;
+        let mut hdr = [0u8; MAX_HDR];
+        hdr[..2].copy_from_slice(&ulpdu_len.to_be_bytes());
+        let d = ddp::Repr {
+            last,
+            ulp_ctrl: Control::emit(self.msg.opcode),
+            buffer,
+        };
+        d.emit(&mut ddp::Packet::new_unchecked(&mut hdr[2..]));
+        rdmap.emit(&mut hdr[2 + d.buffer_len()..]);
+        let start = self.sent as usize;
+        let mut f = Fpdu {
+            hdr,
+            hdr_len: 2 + hdr_len,
+            payload: start..start + n as usize,
+            pad: fpdu::pad_len(ulpdu_len),
+            phase: self.framer.phase,
+            markers: self.framer.cfg.markers,
+            crc: self.framer.cfg.crc,
+            wire_len: 0,
+        };
+        f.wire_len = f.pieces().map(|p| p.len()).sum();
+        self.framer.phase = (self.framer.phase + f.wire_len) % MARKER_INTERVAL;
+        self.sent += n;
+        self.done = last;
+        Some(f)
+    }
+}
+
+/// One framed FPDU: owned header octets, the payload range it carries, PAD and trailer.
+#[derive(Debug, Clone)]
+pub struct Fpdu {
+    hdr: [u8; MAX_HDR],
+    hdr_len: usize,
+    /// Range of the message payload carried.
+    pub payload: Range<usize>,
+    pad: usize,
+    phase: usize,
+    markers: bool,
+    crc: bool,
+    /// Octets on the wire, markers included.
+    pub wire_len: usize,
+}
+
+/// A piece of an FPDU in wire order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece<'a> {
+    /// Octets built by the framer (header, PAD, or a zero CRC field when CRC is off).
+    Bytes(&'a [u8]),
+    /// A marker (RFC 5044 §4.3), covered by the CRC like everything else.
+    Marker([u8; MARKER_LEN]),
+    /// Message payload octets.
+    Payload(Range<usize>),
+    /// The CRC field: `crc32c_finish(register).to_le_bytes()` over all previous pieces.
+    Crc,
+}
+
+impl Piece<'_> {
+    /// Length on the wire.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Bytes(b) => b.len(),
+            Self::Marker(_) | Self::Crc => 4,
+            Self::Payload(r) => r.len(),
+        }
+    }
+
+    /// Whether the piece is empty (never yielded).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Fpdu {
+    /// Length field, DDP and RDMAP headers.
+    pub fn header(&self) -> &[u8] {
+        self.hdr.get(..self.hdr_len).unwrap_or(&[])
+    }
+
+    /// The pieces in wire order.
+    pub fn pieces(&self) -> Pieces<'_> {
+        Pieces {
+            f: self,
+            part: 0,
+            off: 0,
+            phase: self.phase,
+            since_len: 0,
+        }
+    }
+
+    /// Emits the FPDU for a message whose whole payload is `payload`, computing the CRC.
+    pub fn write<C: Crc32c, F: FnMut(&[u8])>(&self, crc: &C, payload: &[u8], mut out: F) -> Result<(), TxError> {
+        let mut reg = CRC32C_INIT;
+        for p in self.pieces() {
+            let bytes: &[u8] = match &p {
+                Piece::Bytes(b) => b,
+                Piece::Marker(m) => m,
+                Piece::Payload(r) => payload.get(r.clone()).ok_or(TxError::ShortPayload)?,
+                Piece::Crc => {
+                    out(&crc32c_finish(reg).to_le_bytes());
+                    continue;
+                }
+            };
+            if self.crc {
+                reg = crc.update(reg, bytes);
+            }
+            out(bytes);
+        }
+        Ok(())
+    }
+}
+
+/// Iterator over the pieces of an [`Fpdu`]; splits at marker positions.
+#[derive(Debug, Clone)]
+pub struct Pieces<'a> {
+    f: &'a Fpdu,
+    /// 0 header, 1 payload, 2 PAD, 3 CRC.
+    part: u8,
+    off: usize,
+    phase: usize,
+    /// Octets since the first octet of ULPDU_Length, markers included.
+    since_len: usize,
+}
+
+impl<'a> Iterator for Pieces<'a> {
+    type Item = Piece<'a>;
+
+    fn next(&mut self) -> Option<Piece<'a>> {
+        loop {
+            let part_len = match self.part {
+                0 => self.f.hdr_len,
+                1 => self.f.payload.len(),
+                2 => self.f.pad,
+                3 => fpdu::CRC_LEN,
+                _ => return None,
+            };
+            if self.off >= part_len {
+                self.part += 1;
+                self.off = 0;
+                continue;
+            }
+            if self.f.markers && self.phase == 0 {
+                let at_start = self.part == 0 && self.off == 0;
+                // RFC 5044 §4.3: FPDUPTR counts back to this FPDU's ULPDU_Length; a
+                // marker in front of the FPDU points at it with 0.
+                let ptr = if at_start { 0 } else { self.since_len };
+                if !at_start {
+                    self.since_len += MARKER_LEN;
+                }
+                self.phase = MARKER_LEN;
+                return Some(Piece::Marker(Marker { fpduptr: ptr as u16 }.emit()));
+            }
+            let room = if self.f.markers {
+                MARKER_INTERVAL - self.phase
+            } else {
+                usize::MAX
+            };
+            let n = (part_len - self.off).min(room);
+            let piece = match self.part {
+                0 => Piece::Bytes(self.f.hdr.get(self.off..self.off + n).unwrap_or(&[])),
+                1 => {
+                    let s = self.f.payload.start + self.off;
+                    Piece::Payload(s..s + n)
+                }
+                2 => Piece::Bytes(ZERO.get(..n).unwrap_or(&[])),
+                _ if self.f.crc => Piece::Crc,
+                _ => Piece::Bytes(&ZERO),
+            };
+            self.off += n;
+            self.since_len += n;
+            self.phase = (self.phase + n) % MARKER_INTERVAL;
+            return Some(piece);
+        }
+    }
+}
+
+/// The queue numbers of RDMAP, re-exported for callers building [`TxMessage`]s.
+pub use rdmap::{QN_ATOMIC_RESPONSE, QN_READ, QN_SEND, QN_TERMINATE};
