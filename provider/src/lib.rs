@@ -1,1 +1,13 @@
-#![no_std]
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! rsiw's rdma-core provider (`librsiw-rdmav34.so`): the userspace half of the verbs
+//! for rsiw devices, loaded by libibverbs.
+
+mod abi;
+mod cmem;
+mod context;
+mod device;
+pub mod install;
+#[cfg(test)]
+mod layout_test;
+mod pd;
+mod sys;
