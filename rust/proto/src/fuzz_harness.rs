@@ -9,7 +9,14 @@
 //! its caller.
 
 use crate::atomic::{self, AOpCode, AtomicError, AtomicFields, Dialect};
+use crate::crc::SoftCrc32c;
+use crate::crc::{crc32c_finish, Crc32c, CRC32C_INIT};
+use crate::ddp::Buffer;
+use crate::fpdu::{MARKER_INTERVAL, MARKER_LEN};
 use crate::mpa::{self, Frame, FrameKind, FrameRepr, LocalParams, Revision, RtrSet};
+use crate::rdmap::Opcode;
+use crate::rx::{HeaderInfo, Placement, RxConfig, RxError, RxParser, RxSink, SegmentEnd};
+use crate::terminate::TermCause;
 
 /// RFC 7306 §5.1.1 FetchAdd pseudocode, transcribed statement by statement (bit-serial).
 pub fn reference_fetch_add(original_remote_data_value: u64, add_data: u64, add_mask: u64) -> u64 {
@@ -221,6 +228,260 @@ fn check_complete(local: &LocalParams, reply: &FrameRepr<'_>) {
     if let (Ok(p), Some(block)) = (mpa::complete(local, &sent, reply), sent.ird_ord) {
         if reply.rev == Revision::Rev2 {
             assert!(p.ird <= block.ird && p.ord <= block.ord, "{reply:?} {p:?}");
+        }
+    }
+}
+
+/// What an [`RxSink`] saw, with adjacent payload chunks of one segment merged so that
+/// logs do not depend on where the input was split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RxEvent {
+    /// [`RxSink::header`].
+    Header(HeaderInfo),
+    /// [`RxSink::payload`] calls, merged.
+    Payload(Placement, Vec<u8>),
+    /// [`RxSink::segment_end`].
+    End(SegmentEnd),
+}
+
+/// A sink that records events and checks the parser's promises to the module.
+/// It rejects tagged segments whose STag ends in 0xEE, to exercise the reject path.
+#[derive(Debug, Default)]
+pub struct RxRecorder {
+    /// Everything seen, in order.
+    pub log: Vec<RxEvent>,
+    /// Header of the open segment and payload octets delivered for it.
+    open: Option<(HeaderInfo, u16)>,
+    /// CRC negotiated: every segment end must say it was checked.
+    crc: bool,
+}
+
+/// Whether `at` is where octet `done` of a segment with addressing `ddp` belongs.
+fn placed_at(at: &Placement, ddp: &Buffer, done: u16) -> bool {
+    let done = u64::from(done);
+    match (*at, *ddp) {
+        (Placement::Tagged { stag, to }, Buffer::Tagged { stag: s, to: t }) => {
+            stag == s && u128::from(to) == (u128::from(t) + u128::from(done)) % (1 << 64)
+        }
+        (
+            Placement::Untagged { qn, msn, mo },
+            Buffer::Untagged {
+                qn: q,
+                msn: m,
+                mo: o,
+                ..
+            },
+        ) => (qn, msn) == (q, m) && u64::from(mo) == (u64::from(o) + done) % (1 << 32),
+        _ => false,
+    }
+}
+
+impl RxSink for RxRecorder {
+    fn header(&mut self, hdr: &HeaderInfo) -> Result<(), TermCause> {
+        assert!(self.open.is_none(), "header {hdr:?} inside an open segment");
+        assert!(hdr.payload_len <= hdr.ulpdu_len);
+        self.log.push(RxEvent::Header(*hdr));
+        if matches!(hdr.ddp, Buffer::Tagged { stag, .. } if stag & 0xff == 0xEE) {
+            return Err(TermCause::DDP_INVALID_STAG);
+        }
+        self.open = Some((*hdr, 0));
+        Ok(())
+    }
+
+    fn payload(&mut self, data: &[u8], at: Placement) -> Result<(), TermCause> {
+        let Some((hdr, done)) = self.open.as_mut() else {
+            panic!("payload outside a segment")
+        };
+        // Chunks arrive in order, where the header says they belong, never past its end.
+        assert!(
+            placed_at(&at, &hdr.ddp, *done),
+            "{at:?} at {done} of {hdr:?}"
+        );
+        let total = usize::from(*done) + data.len();
+        assert!(total <= usize::from(hdr.payload_len), "{total} > {hdr:?}");
+        *done = total as u16;
+        if let Some(RxEvent::Payload(_, bytes)) = self.log.last_mut() {
+            bytes.extend_from_slice(data);
+        } else {
+            self.log.push(RxEvent::Payload(at, data.to_vec()));
+        }
+        Ok(())
+    }
+
+    fn segment_end(&mut self, end: &SegmentEnd) -> Result<(), TermCause> {
+        let Some((hdr, done)) = self.open.take() else {
+            panic!("segment end without a header")
+        };
+        assert_eq!(
+            (end.payload_len, end.ddp, end.opcode, end.last),
+            (done, hdr.ddp, hdr.opcode, hdr.last)
+        );
+        assert_eq!(end.crc_checked, self.crc);
+        self.log.push(RxEvent::End(*end));
+        Ok(())
+    }
+}
+
+/// Stream parameters picked by the first byte of an RX fuzz input.
+pub fn rx_config(b: u8) -> RxConfig {
+    RxConfig {
+        crc: b & 1 != 0,
+        markers: b & 2 != 0,
+        max_ulpdu: [u16::MAX, 4096, 1454, 64][usize::from(b >> 2) & 3],
+    }
+}
+
+/// Feeds `stream` in pieces of the given sizes (the last piece takes the rest) and
+/// returns the log and the outcome; after an error, checks that the parser stays dead.
+pub fn rx_run(
+    cfg: RxConfig,
+    stream: &[u8],
+    sizes: impl Iterator<Item = usize>,
+) -> (Vec<RxEvent>, Result<(), RxError>) {
+    let mut rx = RxParser::new(SoftCrc32c, cfg);
+    let mut sink = RxRecorder {
+        crc: cfg.crc,
+        ..RxRecorder::default()
+    };
+    let mut rest = stream;
+    let mut sizes = sizes;
+    while !rest.is_empty() {
+        let n = sizes.next().unwrap_or(rest.len()).clamp(1, rest.len());
+        let (piece, tail) = rest.split_at(n);
+        rest = tail;
+        if let Err(e) = rx.feed(piece, &mut sink) {
+            assert_eq!(rx.error(), Some(e));
+            let seen = sink.log.len();
+            assert_eq!(
+                rx.feed(b"more", &mut sink),
+                Err(e),
+                "a dead stream must stay dead"
+            );
+            assert_eq!(sink.log.len(), seen, "a dead stream must not call the sink");
+            return (sink.log, Err(e));
+        }
+    }
+    assert!(!rx.is_dead());
+    (sink.log, Ok(()))
+}
+
+/// Fuzz entry for the RX parser. Byte 0 picks the stream parameters ([`rx_config`]),
+/// byte 1 seeds the split points, the rest is the byte stream from the peer. The same
+/// stream fed whole and fed in random pieces must give the same events and outcome.
+pub fn rx_one(data: &[u8]) {
+    let cfg = rx_config(data.first().copied().unwrap_or(0));
+    let mut x = u32::from(data.get(1).copied().unwrap_or(0)) | 0x100;
+    let stream = data.get(2..).unwrap_or(&[]);
+    let whole = rx_run(cfg, stream, core::iter::empty());
+    // A small LCG: piece sizes 1..=24, with the occasional large piece.
+    let pieces = core::iter::from_fn(|| {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let r = (x >> 16) as usize;
+        Some(if r & 7 == 0 { r % 2048 + 1 } else { r % 24 + 1 })
+    });
+    let split = rx_run(cfg, stream, pieces);
+    assert_eq!(whole, split, "outcome depends on how the stream was split");
+}
+
+/// Builds a valid MPA/DDP/RDMAP byte stream as a peer would send it: FPDUs with PAD
+/// and CRC (RFC 5044 §4), Markers every 512 octets if asked (RFC 5044 §4.3), and
+/// per-queue MSNs starting at 1 (RFC 5041 §5.3). Used for seeds and the benchmark.
+#[derive(Debug, Clone)]
+pub struct StreamBuilder {
+    /// The stream so far.
+    pub out: Vec<u8>,
+    crc: bool,
+    markers: bool,
+    msn: [u32; 4],
+}
+
+impl StreamBuilder {
+    /// An empty stream; `crc` fills in real CRCs (zeros otherwise, which a receiver
+    /// without CRC ignores).
+    pub fn new(crc: bool, markers: bool) -> Self {
+        Self {
+            out: Vec::new(),
+            crc,
+            markers,
+            msn: [1; 4],
+        }
+    }
+
+    /// Appends stream octets, inserting a Marker wherever the stream position is a
+    /// multiple of 512; `fpdu_start` is the position of the current FPDU's length field.
+    fn put(&mut self, bytes: &[u8], fpdu_start: usize, crc: &mut u32) {
+        for &b in bytes {
+            if self.markers && self.out.len() & (MARKER_INTERVAL - 1) == 0 {
+                let ptr = (self.out.len() - fpdu_start) as u16;
+                let m = [0, 0, (ptr >> 8) as u8, ptr as u8];
+                *crc = SoftCrc32c.update(*crc, &m);
+                self.out.extend_from_slice(&m);
+            }
+            *crc = SoftCrc32c.update(*crc, &[b]);
+            self.out.push(b);
+        }
+    }
+
+    /// Appends one FPDU carrying `ulpdu`.
+    pub fn fpdu(&mut self, ulpdu: &[u8]) {
+        let start = self.out.len();
+        let mut crc = CRC32C_INIT;
+        let len = ulpdu.len() as u16;
+        self.put(&len.to_be_bytes(), start, &mut crc);
+        // A marker due exactly at the FPDU start precedes it and points at it.
+        let start = if self.markers && start & (MARKER_INTERVAL - 1) == 0 {
+            start + MARKER_LEN
+        } else {
+            start
+        };
+        self.put(ulpdu, start, &mut crc);
+        let pad = crate::fpdu::pad_len(len);
+        self.put(&[0; 3][..pad], start, &mut crc);
+        let value = if self.crc { crc32c_finish(crc) } else { 0 };
+        let mut ignored = 0;
+        self.put(&value.to_le_bytes(), start, &mut ignored);
+    }
+
+    /// Appends a tagged segment (RDMA Write or Read Response).
+    pub fn tagged(&mut self, op: Opcode, last: bool, stag: u32, to: u64, payload: &[u8]) {
+        let mut u = vec![0x81 | if last { 0x40 } else { 0 }, 0x40 | op.bits()];
+        u.extend_from_slice(&stag.to_be_bytes());
+        u.extend_from_slice(&to.to_be_bytes());
+        u.extend_from_slice(payload);
+        self.fpdu(&u);
+    }
+
+    /// Appends an untagged segment on `op`'s queue with the queue's current MSN.
+    pub fn untagged(&mut self, op: Opcode, last: bool, ulp_word: u32, mo: u32, body: &[u8]) {
+        let qn = op.queue().unwrap_or(0);
+        let msn = self.msn.get(qn as usize).copied().unwrap_or(1);
+        let mut u = vec![0x01 | if last { 0x40 } else { 0 }, 0x40 | op.bits()];
+        for w in [ulp_word, qn, msn, mo] {
+            u.extend_from_slice(&w.to_be_bytes());
+        }
+        u.extend_from_slice(body);
+        self.fpdu(&u);
+        if let (true, Some(m)) = (last, self.msn.get_mut(qn as usize)) {
+            *m += 1;
+        }
+    }
+
+    /// Appends a Send split into segments of at most `mss` payload octets.
+    pub fn send(&mut self, payload: &[u8], mss: usize) {
+        let n = payload.chunks(mss.max(1)).count().max(1);
+        for (i, c) in payload.chunks(mss.max(1)).enumerate() {
+            self.untagged(Opcode::Send, i + 1 == n, 0, (i * mss) as u32, c);
+        }
+        if payload.is_empty() {
+            self.untagged(Opcode::Send, true, 0, 0, &[]);
+        }
+    }
+
+    /// Appends an RDMA Write split into segments of at most `mss` payload octets.
+    pub fn write(&mut self, stag: u32, to: u64, payload: &[u8], mss: usize) {
+        let n = payload.chunks(mss.max(1)).count();
+        for (i, c) in payload.chunks(mss.max(1)).enumerate() {
+            self.tagged(Opcode::Write, i + 1 == n, stag, to + (i * mss) as u64, c);
         }
     }
 }

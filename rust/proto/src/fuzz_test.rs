@@ -8,6 +8,7 @@
 
 use super::*;
 use crate::mpa::{reject_reply, request, respond, Rtr};
+use crate::rdmap::Opcode;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
@@ -204,17 +205,7 @@ fn atomic_signature(data: &[u8]) -> u64 {
 
 #[test]
 fn atomic_mutation_fuzz() {
-    let mut rng = Rng(SEED);
-    let seeds = (0..16u8)
-        .map(|op| {
-            let mut v = vec![op | if op % 2 == 0 { 0x10 } else { 0 }];
-            for _ in 0..56 {
-                v.push(rng.next() as u8);
-            }
-            v[41..49].copy_from_slice(&0x1000u64.to_be_bytes());
-            v
-        })
-        .collect();
+    let seeds = atomic_seeds();
     let classes = run("atomic", seeds, 1_000_000, atomic_one, atomic_signature);
     assert!(classes >= 32, "{classes}");
 }
@@ -243,4 +234,183 @@ fn mutation_engine_finds_a_planted_bug() {
         .iter()
         .any(|s| FrameRepr::parse_bytes(&s[2..], FrameKind::Reply)
             .is_ok_and(|r| r.ird_ord.is_some_and(|b| b.rtr == RtrSet::only(Rtr::Write)))));
+}
+
+/// Seeds for [`atomic_one`]: every AOpCode in both dialects, aligned and not.
+pub fn atomic_seeds() -> Vec<Vec<u8>> {
+    let mut rng = Rng(SEED);
+    (0..32u8)
+        .map(|sel| {
+            let mut v = vec![sel];
+            for _ in 0..56 {
+                v.push(rng.next() as u8);
+            }
+            let addr: u64 = if sel < 16 { 0x1000 } else { 0x1003 };
+            v[41..49].copy_from_slice(&addr.to_be_bytes());
+            v
+        })
+        .collect()
+}
+
+/// Writes the seed corpora to `fuzz/seeds/<target>/` for cargo-fuzz:
+/// `cargo test -p rsiw-proto export_fuzz_seeds -- --ignored`.
+#[test]
+#[ignore = "writes files; run by hand to refresh fuzz/seeds"]
+fn export_fuzz_seeds() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
+    for (target, seeds) in [
+        ("mpa", mpa_seeds()),
+        ("atomic", atomic_seeds()),
+        ("rx", rx_seeds()),
+    ] {
+        let dir = root.join(target);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (i, s) in seeds.iter().enumerate() {
+            std::fs::write(dir.join(format!("seed-{i:03}")), s).unwrap();
+        }
+    }
+}
+
+/// A peer's stream exercising every opcode: Sends (one and several segments),
+/// Immediate Data, Writes, Read Request and Response, Atomic Request and Response,
+/// and a closing Terminate. Returns the stream and the number of segments in it.
+pub fn rx_stream(crc: bool, markers: bool) -> (Vec<u8>, usize) {
+    use crate::atomic::{AOpCode, AtomicFields};
+    use crate::rdmap::{AtomicRequest, AtomicResponse, ReadRequest};
+    use crate::terminate::TerminateRepr;
+    let mut b = StreamBuilder::new(crc, markers);
+    let payload: Vec<u8> = (0..700u32).map(|i| (i * 7) as u8).collect();
+    let mut segs = 0;
+    b.send(b"hello", 1024);
+    b.send(&payload, 256);
+    b.untagged(
+        Opcode::ImmediateData,
+        true,
+        0,
+        0,
+        &0x1122_3344_5566_7788u64.to_be_bytes(),
+    );
+    b.untagged(Opcode::SendInvalidate, true, 0x0000_1234, 0, b"bye");
+    segs += 1 + 3 + 1 + 1;
+    b.write(0x100, 0x7000, &payload[..300], 128);
+    b.tagged(Opcode::ReadResponse, true, 0x200, 0, &payload[..64]);
+    segs += 3 + 1;
+    let mut rr = [0u8; ReadRequest::LEN];
+    ReadRequest {
+        sink_stag: 0x300,
+        sink_to: 0,
+        size: 4096,
+        source_stag: 0x400,
+        source_to: 0x1000,
+    }
+    .emit(&mut rr);
+    b.untagged(Opcode::ReadRequest, true, 0, 0, &rr);
+    let mut ar = [0u8; AtomicRequest::LEN];
+    AtomicRequest {
+        opcode: AOpCode::FetchAdd,
+        request_id: 7,
+        stag: 0x500,
+        to: 0x40,
+        fields: AtomicFields::fetch_add(1),
+    }
+    .emit(&mut ar);
+    b.untagged(Opcode::AtomicRequest, true, 0, 0, &ar);
+    let mut resp = [0u8; AtomicResponse::LEN];
+    AtomicResponse {
+        request_id: 9,
+        original: 41,
+    }
+    .emit(&mut resp);
+    b.untagged(Opcode::AtomicResponse, true, 0, 0, &resp);
+    segs += 3;
+    let mut t = [0u8; 64];
+    let n = TerminateRepr::new(TermCause::DDP_INVALID_STAG).emit(&mut t);
+    b.untagged(Opcode::Terminate, true, 0, 0, &t[..n]);
+    segs += 1;
+    (b.out, segs)
+}
+
+/// RX seeds: config byte, split seed, stream.
+pub fn rx_seeds() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for cfg in [0u8, 1, 2, 3, 5] {
+        let c = rx_config(cfg);
+        let (stream, _) = rx_stream(c.crc, c.markers);
+        let mut v = vec![cfg, 0x5a];
+        v.extend_from_slice(&stream);
+        out.push(v);
+    }
+    out
+}
+
+#[test]
+fn rx_seeds_parse_cleanly() {
+    for (crc, markers) in [(false, false), (true, false), (false, true), (true, true)] {
+        let (stream, segs) = rx_stream(crc, markers);
+        let cfg = RxConfig {
+            crc,
+            markers,
+            max_ulpdu: u16::MAX,
+        };
+        let (log, res) = rx_run(cfg, &stream, core::iter::empty());
+        assert_eq!(res, Ok(()), "crc {crc} markers {markers}: {:?}", log.last());
+        let ends = log.iter().filter(|e| matches!(e, RxEvent::End(_))).count();
+        assert_eq!(ends, segs, "crc {crc} markers {markers}");
+        // The multi-segment Send arrives whole, in order.
+        let send: Vec<u8> = log
+            .iter()
+            .filter_map(|e| match e {
+                RxEvent::Payload(Placement::Untagged { qn: 0, msn: 2, .. }, d) => Some(d.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert_eq!(
+            send,
+            (0..700u32).map(|i| (i * 7) as u8).collect::<Vec<u8>>()
+        );
+    }
+}
+
+#[test]
+fn rx_corruption_is_caught_by_crc_only_when_negotiated() {
+    let (mut stream, _) = rx_stream(true, false);
+    // Flip a payload octet of the first Send ("hello"): 2 + 18 octets in.
+    stream[21] ^= 0x20;
+    let on = RxConfig {
+        crc: true,
+        markers: false,
+        max_ulpdu: u16::MAX,
+    };
+    let (log, res) = rx_run(on, &stream, core::iter::empty());
+    assert_eq!(res.map_err(|e| e.cause()), Err(TermCause::MPA_CRC));
+    // The payload was handed over, but the segment never committed.
+    assert!(!log.iter().any(|e| matches!(e, RxEvent::End(_))));
+    let off = RxConfig { crc: false, ..on };
+    assert_eq!(rx_run(off, &stream, core::iter::empty()).1, Ok(()));
+}
+
+fn rx_signature(data: &[u8]) -> u64 {
+    let cfg = rx_config(data.first().copied().unwrap_or(0));
+    let (log, res) = rx_run(cfg, data.get(2..).unwrap_or(&[]), core::iter::empty());
+    let kinds: Vec<u8> = log
+        .iter()
+        .map(|e| match e {
+            RxEvent::Header(h) => h.opcode.bits(),
+            RxEvent::Payload(..) => 0x10,
+            RxEvent::End(_) => 0x20,
+        })
+        .collect();
+    hash_of((
+        cfg.crc,
+        cfg.markers,
+        kinds,
+        res.map_err(|e| e.cause().word()),
+    ))
+}
+
+#[test]
+fn rx_mutation_fuzz() {
+    let classes = run("rx", rx_seeds(), 300_000, rx_one, rx_signature);
+    assert!(classes > 100, "{classes}");
 }

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! cargo-fuzz target: the RX parser (RFC 5044 §4, RFC 5041 §7, RFC 5040 §7) fed whole and in random pieces.
+#![no_main]
+
+pub use rsiw_proto::*;
+
+#[allow(dead_code)] // each target uses one entry point of the shared harness
+#[path = "../../src/fuzz_harness.rs"]
+mod fuzz_harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_harness::rx_one(data));
