@@ -136,7 +136,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
     /// The octets after the DDP header.
     pub fn payload(&self) -> &[u8] {
-        self.buffer.as_ref().get(header_len(self.ctrl())..).unwrap_or(&[])
+        self.buffer
+            .as_ref()
+            .get(header_len(self.ctrl())..)
+            .unwrap_or(&[])
     }
 }
 
@@ -282,9 +285,7 @@ mod test {
     ];
     /// RFC 5041 Figure 6: untagged, L=0, DV=1, RsvdULP 0x43 (Send), word 0, QN 0,
     /// MSN 1, MO 0x100.
-    static UNTAGGED: [u8; 18] = [
-        0x01, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0,
-    ];
+    static UNTAGGED: [u8; 18] = [0x01, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0];
 
     #[test]
     fn parse_tagged() {
@@ -350,8 +351,14 @@ mod test {
 
     #[test]
     fn impossible_lengths() {
-        assert_eq!(Packet::new_checked(&TAGGED[..13]).unwrap_err(), Error::Truncated);
-        assert_eq!(Packet::new_checked(&UNTAGGED[..17]).unwrap_err(), Error::Truncated);
+        assert_eq!(
+            Packet::new_checked(&TAGGED[..13]).unwrap_err(),
+            Error::Truncated
+        );
+        assert_eq!(
+            Packet::new_checked(&UNTAGGED[..17]).unwrap_err(),
+            Error::Truncated
+        );
         assert_eq!(Packet::new_checked(&[][..]).unwrap_err(), Error::Truncated);
         let p = Packet::new_unchecked(&UNTAGGED[..3]);
         assert_eq!(p.mo(), 0);

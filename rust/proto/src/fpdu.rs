@@ -178,9 +178,18 @@ mod test {
 
     #[test]
     fn impossible_lengths() {
-        assert_eq!(Packet::new_checked(&FPDU3[..11]).unwrap_err(), Error::Truncated);
-        assert_eq!(Packet::new_checked(&[0xffu8, 0xff, 0][..]).unwrap_err(), Error::Truncated);
-        assert_eq!(Packet::new_checked(&[0u8][..]).unwrap_err(), Error::Truncated);
+        assert_eq!(
+            Packet::new_checked(&FPDU3[..11]).unwrap_err(),
+            Error::Truncated
+        );
+        assert_eq!(
+            Packet::new_checked(&[0xffu8, 0xff, 0][..]).unwrap_err(),
+            Error::Truncated
+        );
+        assert_eq!(
+            Packet::new_checked(&[0u8][..]).unwrap_err(),
+            Error::Truncated
+        );
         // Unchecked accessors on a short buffer return empty views instead of panicking.
         let p = Packet::new_unchecked(&[0xffu8, 0xff][..]);
         assert_eq!(p.ulpdu(), &[] as &[u8]);
@@ -203,7 +212,10 @@ mod test {
     #[test]
     fn marker_bytes() {
         assert_eq!(Marker { fpduptr: 0x01fc }.emit(), [0, 0, 0x01, 0xfc]);
-        assert_eq!(Marker::parse([0xde, 0xad, 0x02, 0x03]), Marker { fpduptr: 0x0200 });
+        assert_eq!(
+            Marker::parse([0xde, 0xad, 0x02, 0x03]),
+            Marker { fpduptr: 0x0200 }
+        );
     }
 
     #[test]

@@ -417,7 +417,13 @@ mod test {
         assert_eq!(AtomicRequest::parse(&b[..51]), None);
 
         let a = AtomicResponse::parse(&ATOMIC_RESP).unwrap();
-        assert_eq!(a, AtomicResponse { request_id: 7, original: 4 });
+        assert_eq!(
+            a,
+            AtomicResponse {
+                request_id: 7,
+                original: 4
+            }
+        );
         let mut out = [0u8; 12];
         a.emit(&mut out);
         assert_eq!(out, ATOMIC_RESP);

@@ -536,7 +536,13 @@ impl<C: Crc32c> RxParser<C> {
         }
     }
 
-    fn header_done<S: RxSink>(&mut self, f: Fpdu, buf: [u8; MAX_HDR], have: usize, sink: &mut S) -> State {
+    fn header_done<S: RxSink>(
+        &mut self,
+        f: Fpdu,
+        buf: [u8; MAX_HDR],
+        have: usize,
+        sink: &mut S,
+    ) -> State {
         let ulpdu_len = u16::from_be_bytes([buf[0], buf[1]]);
         let seg_bytes = buf.get(L..have).unwrap_or(&[]);
         let left = (L + usize::from(ulpdu_len)).saturating_sub(have);
@@ -669,7 +675,10 @@ impl<C: Crc32c> RxParser<C> {
             ),
             Opcode::ImmediateData | Opcode::ImmediateDataSe => {
                 let mut b = [0u8; IMMEDIATE_LEN];
-                b.copy_from_slice(body.get(..IMMEDIATE_LEN).ok_or(TermCause::RDMAP_UNSPECIFIED)?);
+                b.copy_from_slice(
+                    body.get(..IMMEDIATE_LEN)
+                        .ok_or(TermCause::RDMAP_UNSPECIFIED)?,
+                );
                 RdmapHeader::Immediate(u64::from_be_bytes(b))
             }
             Opcode::AtomicRequest => RdmapHeader::AtomicRequest(
@@ -704,7 +713,10 @@ impl<C: Crc32c> RxParser<C> {
         if op.queue() != Some(qn) {
             return Err(TermCause::DDP_INVALID_QN);
         }
-        let q = self.queues.get(qn as usize).ok_or(TermCause::DDP_INVALID_QN)?;
+        let q = self
+            .queues
+            .get(qn as usize)
+            .ok_or(TermCause::DDP_INVALID_QN)?;
         // RFC 5041 §5.3 / §7.2: messages on a queue arrive in MSN order.
         if msn != q.msn {
             return Err(TermCause::DDP_MSN_RANGE);

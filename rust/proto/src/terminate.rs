@@ -257,7 +257,11 @@ impl TerminateRepr {
         if b.len() < len {
             return 0;
         }
-        put_be32(b, 0, (u32::from(self.cause.word()) << 16) | u32::from(self.flags()));
+        put_be32(
+            b,
+            0,
+            (u32::from(self.cause.word()) << 16) | u32::from(self.flags()),
+        );
         let mut at = HDR_LEN;
         if let Some(l) = self.segment_len {
             put_be16(b, at, l);
@@ -362,13 +366,36 @@ mod test {
 
     #[test]
     fn impossible_lengths() {
-        assert_eq!(TerminateRepr::parse(&[0x20, 0x02, 0]), Err(Error::Truncated));
-        assert_eq!(TerminateRepr::parse(&[0x20, 0x02, 0x80, 0, 0]), Err(Error::Truncated));
-        assert_eq!(TerminateRepr::parse(&[0x20, 0x02, 0, 0, 0]), Err(Error::TooLong));
-        assert_eq!(TerminateRepr::parse(&[0x20, 0x02, 0x40, 0, 0xc1]), Err(Error::Truncated));
-        assert_eq!(TerminateRepr::parse(&[0x20, 0x02, 0x20, 0]), Err(Error::Truncated));
-        assert_eq!(TerminateRepr::parse(&[0x20, 0x02, 0x20, 0, 1]).unwrap().rdmap_header(), &[1]);
-        assert_eq!(TerminateRepr::parse(&[0u8; 4 + 29][..]).map(|_| ()), Err(Error::TooLong));
+        assert_eq!(
+            TerminateRepr::parse(&[0x20, 0x02, 0]),
+            Err(Error::Truncated)
+        );
+        assert_eq!(
+            TerminateRepr::parse(&[0x20, 0x02, 0x80, 0, 0]),
+            Err(Error::Truncated)
+        );
+        assert_eq!(
+            TerminateRepr::parse(&[0x20, 0x02, 0, 0, 0]),
+            Err(Error::TooLong)
+        );
+        assert_eq!(
+            TerminateRepr::parse(&[0x20, 0x02, 0x40, 0, 0xc1]),
+            Err(Error::Truncated)
+        );
+        assert_eq!(
+            TerminateRepr::parse(&[0x20, 0x02, 0x20, 0]),
+            Err(Error::Truncated)
+        );
+        assert_eq!(
+            TerminateRepr::parse(&[0x20, 0x02, 0x20, 0, 1])
+                .unwrap()
+                .rdmap_header(),
+            &[1]
+        );
+        assert_eq!(
+            TerminateRepr::parse(&[0u8; 4 + 29][..]).map(|_| ()),
+            Err(Error::TooLong)
+        );
         let mut long = [0u8; 4 + 29];
         long[2] = 0x20;
         assert_eq!(TerminateRepr::parse(&long), Err(Error::TooLong));

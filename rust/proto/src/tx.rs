@@ -69,7 +69,13 @@ impl TxMessage {
 
     /// An untagged message on the opcode's queue with the given header and payload.
     /// `ulp_word` is the Invalidate STag of Send with Invalidate, else 0.
-    pub const fn untagged(opcode: Opcode, msn: u32, ulp_word: u32, rdmap: Header, payload_len: u32) -> Self {
+    pub const fn untagged(
+        opcode: Opcode,
+        msn: u32,
+        ulp_word: u32,
+        rdmap: Header,
+        payload_len: u32,
+    ) -> Self {
         let qn = match opcode.queue() {
             Some(q) => q,
             None => u32::MAX,
@@ -295,7 +301,12 @@ impl Fpdu {
     }
 
     /// Emits the FPDU for a message whose whole payload is `payload`, computing the CRC.
-    pub fn write<C: Crc32c, F: FnMut(&[u8])>(&self, crc: &C, payload: &[u8], mut out: F) -> Result<(), TxError> {
+    pub fn write<C: Crc32c, F: FnMut(&[u8])>(
+        &self,
+        crc: &C,
+        payload: &[u8],
+        mut out: F,
+    ) -> Result<(), TxError> {
         let mut reg = CRC32C_INIT;
         for p in self.pieces() {
             let bytes: &[u8] = match &p {
@@ -354,7 +365,12 @@ impl<'a> Iterator for Pieces<'a> {
                     self.since_len += MARKER_LEN;
                 }
                 self.phase = MARKER_LEN;
-                return Some(Piece::Marker(Marker { fpduptr: ptr as u16 }.emit()));
+                return Some(Piece::Marker(
+                    Marker {
+                        fpduptr: ptr as u16,
+                    }
+                    .emit(),
+                ));
             }
             let room = if self.f.markers {
                 MARKER_INTERVAL - self.phase

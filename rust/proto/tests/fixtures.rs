@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{frame1, fpdu, run, run_with, Ev, Recorder, RX_CRC};
+use common::{fpdu, frame1, run, run_with, Ev, Recorder, RX_CRC};
 use rsiw_proto::atomic::{AOpCode, AtomicFields};
 use rsiw_proto::ddp::Buffer;
 use rsiw_proto::rdmap::{AtomicRequest, AtomicResponse, Header, Opcode, ReadRequest};
@@ -69,8 +69,7 @@ const ATOMIC_REQ: &[u8] = &[
 ];
 /// Atomic Response on QN 3 (RFC 7306 Fig. 6): id 9, original value 41.
 const ATOMIC_RESP: &[u8] = &[
-    0x41, 0x4b, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0,
-    0, 41,
+    0x41, 0x4b, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 41,
 ];
 
 const TX: TxConfig = TxConfig {
@@ -115,7 +114,12 @@ fn fixtures() -> Vec<Fixture> {
         mulpdu: TX.mulpdu,
     };
     vec![
-        f("write", &[WRITE], TxMessage::tagged(Opcode::Write, 0x1234, 0x10000, 5), b"hello"),
+        f(
+            "write",
+            &[WRITE],
+            TxMessage::tagged(Opcode::Write, 0x1234, 0x10000, 5),
+            b"hello",
+        ),
         f(
             "read response",
             &[READ_RESP],
@@ -128,28 +132,61 @@ fn fixtures() -> Vec<Fixture> {
             untagged(Opcode::ReadRequest, 1, 0, Header::ReadRequest(rr), 0),
             &[],
         ),
-        f("send inv", &[SEND_INV], TxMessage::send(Opcode::SendInvalidate, 1, 0xabcd, 3), &[7, 8, 9]),
+        f(
+            "send inv",
+            &[SEND_INV],
+            TxMessage::send(Opcode::SendInvalidate, 1, 0xabcd, 3),
+            &[7, 8, 9],
+        ),
         Fixture {
             mulpdu: 22,
-            ..f("send se 2 segments", &[SEND_SE_1, SEND_SE_2], TxMessage::send(Opcode::SendSe, 1, 0, 6), &[1, 2, 3, 4, 5, 6])
+            ..f(
+                "send se 2 segments",
+                &[SEND_SE_1, SEND_SE_2],
+                TxMessage::send(Opcode::SendSe, 1, 0, 6),
+                &[1, 2, 3, 4, 5, 6],
+            )
         },
         f(
             "terminate",
             &[TERMINATE],
-            untagged(Opcode::Terminate, 1, 0, Header::Terminate(TerminateRepr::new(TermCause::MPA_CRC)), 0),
+            untagged(
+                Opcode::Terminate,
+                1,
+                0,
+                Header::Terminate(TerminateRepr::new(TermCause::MPA_CRC)),
+                0,
+            ),
             &[],
         ),
         f(
             "immediate se",
             &[IMMEDIATE],
-            untagged(Opcode::ImmediateDataSe, 1, 0, Header::Immediate(0x0102_0304_0506_0708), 0),
+            untagged(
+                Opcode::ImmediateDataSe,
+                1,
+                0,
+                Header::Immediate(0x0102_0304_0506_0708),
+                0,
+            ),
             &[],
         ),
-        f("atomic request", &[ATOMIC_REQ], untagged(Opcode::AtomicRequest, 1, 0, Header::AtomicRequest(areq), 0), &[]),
+        f(
+            "atomic request",
+            &[ATOMIC_REQ],
+            untagged(Opcode::AtomicRequest, 1, 0, Header::AtomicRequest(areq), 0),
+            &[],
+        ),
         f(
             "atomic response",
             &[ATOMIC_RESP],
-            untagged(Opcode::AtomicResponse, 1, 0, Header::AtomicResponse(aresp), 0),
+            untagged(
+                Opcode::AtomicResponse,
+                1,
+                0,
+                Header::AtomicResponse(aresp),
+                0,
+            ),
             &[],
         ),
     ]
@@ -182,7 +219,14 @@ fn golden_send_fpdu() {
                 ddp,
                 rdmap: RdmapHeader::None,
             }),
-            Ev::Payload(Placement::Untagged { qn: 0, msn: 1, mo: 0 }, b"hi".to_vec()),
+            Ev::Payload(
+                Placement::Untagged {
+                    qn: 0,
+                    msn: 1,
+                    mo: 0
+                },
+                b"hi".to_vec()
+            ),
             Ev::End(SegmentEnd {
                 opcode: Opcode::Send,
                 last: true,
@@ -197,7 +241,10 @@ fn golden_send_fpdu() {
 #[test]
 fn tx_emits_fixture_bytes() {
     for fx in fixtures() {
-        let cfg = TxConfig { mulpdu: fx.mulpdu, ..TX };
+        let cfg = TxConfig {
+            mulpdu: fx.mulpdu,
+            ..TX
+        };
         assert_eq!(frame1(cfg, &fx.msg, fx.payload), stream(&fx), "{}", fx.name);
     }
 }
@@ -233,13 +280,32 @@ fn rx_decodes_fields() {
     let Ev::Header(h) = ev[0] else { panic!() };
     assert_eq!(h.invalidate_stag(), Some(0xabcd));
     let ev = run(RX_CRC, &fpdu(WRITE, true));
-    assert_eq!(ev[1], Ev::Payload(Placement::Tagged { stag: 0x1234, to: 0x10000 }, b"hello".to_vec()));
+    assert_eq!(
+        ev[1],
+        Ev::Payload(
+            Placement::Tagged {
+                stag: 0x1234,
+                to: 0x10000
+            },
+            b"hello".to_vec()
+        )
+    );
     let ev = run(RX_CRC, &fpdu(IMMEDIATE, true));
     let Ev::Header(h) = ev[0] else { panic!() };
     assert_eq!(h.rdmap, RdmapHeader::Immediate(0x0102_0304_0506_0708));
     assert!(h.opcode.solicited());
     let ev = run(RX_CRC, &stream(&fixtures()[4]));
-    assert_eq!(ev[4], Ev::Payload(Placement::Untagged { qn: 0, msn: 1, mo: 4 }, vec![5, 6]));
+    assert_eq!(
+        ev[4],
+        Ev::Payload(
+            Placement::Untagged {
+                qn: 0,
+                msn: 1,
+                mo: 4
+            },
+            vec![5, 6]
+        )
+    );
 }
 
 /// Every split (and every pair of splits) gives the same events as one chunk.
@@ -257,7 +323,12 @@ fn every_split_gives_identical_events() {
             }
         }
         let bytes: Vec<&[u8]> = s.chunks(1).collect();
-        assert_eq!(run_with(RX_CRC, Recorder::default(), &bytes), whole, "{} bytewise", fx.name);
+        assert_eq!(
+            run_with(RX_CRC, Recorder::default(), &bytes),
+            whole,
+            "{} bytewise",
+            fx.name
+        );
     }
 }
 
@@ -269,16 +340,26 @@ fn concatenated_stream_every_split() {
     let mut msn = [1u32; 4];
     for fx in fixtures() {
         let mut m = fx.msg;
-        if let Buffer::Untagged { qn, msn: ref mut n, .. } = m.ddp {
+        if let Buffer::Untagged {
+            qn, msn: ref mut n, ..
+        } = m.ddp
+        {
             *n = msn[qn as usize];
             msn[qn as usize] += 1;
         }
         s.extend(common::frame(&mut tx, &m, fx.payload));
     }
     let whole = run(RX_CRC, &s);
-    assert!(!whole.iter().any(|e| matches!(e, Ev::Error(_))), "{whole:?}");
+    assert!(
+        !whole.iter().any(|e| matches!(e, Ev::Error(_))),
+        "{whole:?}"
+    );
     assert_eq!(whole.iter().filter(|e| matches!(e, Ev::End(_))).count(), 9);
     for i in 0..=s.len() {
-        assert_eq!(run_with(RX_CRC, Recorder::default(), &[&s[..i], &s[i..]]), whole, "split {i}");
+        assert_eq!(
+            run_with(RX_CRC, Recorder::default(), &[&s[..i], &s[i..]]),
+            whole,
+            "split {i}"
+        );
     }
 }

@@ -58,7 +58,13 @@ fn messages(rng: &mut Rng) -> Vec<(TxMessage, Vec<u8>)> {
                 };
                 TxMessage::untagged(Opcode::ReadRequest, next(1), 0, Header::ReadRequest(rr), 0)
             }
-            5 => TxMessage::untagged(Opcode::ImmediateData, next(0), 0, Header::Immediate(rng.next()), 0),
+            5 => TxMessage::untagged(
+                Opcode::ImmediateData,
+                next(0),
+                0,
+                Header::Immediate(rng.next()),
+                0,
+            ),
             6 => {
                 let r = AtomicRequest {
                     opcode: AOpCode::CmpSwap,
@@ -67,18 +73,34 @@ fn messages(rng: &mut Rng) -> Vec<(TxMessage, Vec<u8>)> {
                     to: 8 * u64::from(i),
                     fields: AtomicFields::cmp_swap(rng.next(), rng.next()),
                 };
-                TxMessage::untagged(Opcode::AtomicRequest, next(1), 0, Header::AtomicRequest(r), 0)
+                TxMessage::untagged(
+                    Opcode::AtomicRequest,
+                    next(1),
+                    0,
+                    Header::AtomicRequest(r),
+                    0,
+                )
             }
             7 => {
                 let r = AtomicResponse {
                     request_id: i,
                     original: rng.next(),
                 };
-                TxMessage::untagged(Opcode::AtomicResponse, next(3), 0, Header::AtomicResponse(r), 0)
+                TxMessage::untagged(
+                    Opcode::AtomicResponse,
+                    next(3),
+                    0,
+                    Header::AtomicResponse(r),
+                    0,
+                )
             }
             _ => TxMessage::send(Opcode::SendSe, next(0), 0, len),
         };
-        let payload = if msg.opcode.fixed_header_len().is_some() { Vec::new() } else { payload };
+        let payload = if msg.opcode.fixed_header_len().is_some() {
+            Vec::new()
+        } else {
+            payload
+        };
         out.push((msg, payload));
     }
     out
@@ -112,7 +134,11 @@ fn tx_to_rx_round_trip() {
     for crc in [false, true] {
         for markers in [false, true] {
             for mulpdu in [72u16, 100, 517, 1442, fpdu::mulpdu(9000, markers)] {
-                let mut tx = TxFramer::new(TxConfig { crc, markers, mulpdu });
+                let mut tx = TxFramer::new(TxConfig {
+                    crc,
+                    markers,
+                    mulpdu,
+                });
                 let mut s = Vec::new();
                 for (m, p) in &msgs {
                     s.extend(frame(&mut tx, m, p));
@@ -132,11 +158,19 @@ fn tx_to_rx_round_trip() {
                 }
                 let ev = run_with(cfg, Recorder::default(), &chunks);
                 let got = reassemble(&ev);
-                assert_eq!(got.len(), msgs.len(), "crc {crc} markers {markers} mulpdu {mulpdu}");
+                assert_eq!(
+                    got.len(),
+                    msgs.len(),
+                    "crc {crc} markers {markers} mulpdu {mulpdu}"
+                );
                 for ((m, p), (op, h, data, segs)) in msgs.iter().zip(&got) {
                     assert_eq!(*op, m.opcode);
                     assert_eq!(*h, m.rdmap);
-                    assert_eq!(data, p, "{:?} crc {crc} markers {markers} mulpdu {mulpdu}", m.opcode);
+                    assert_eq!(
+                        data, p,
+                        "{:?} crc {crc} markers {markers} mulpdu {mulpdu}",
+                        m.opcode
+                    );
                     let hdr = if m.opcode.tagged() { 14 } else { 18 };
                     let per = usize::from(mulpdu) - hdr;
                     assert_eq!(*segs, p.len().div_ceil(per).max(1));
@@ -158,7 +192,11 @@ fn markers_on_the_wire() {
     };
     let mut tx = TxFramer::new(cfg);
     let payload = vec![0x5a; 1000];
-    let s = frame(&mut tx, &TxMessage::send(Opcode::Send, 1, 0, 1000), &payload);
+    let s = frame(
+        &mut tx,
+        &TxMessage::send(Opcode::Send, 1, 0, 1000),
+        &payload,
+    );
     // Marker, then the FPDU of 2 + 18 + 1000 + 2 PAD + 4 CRC octets, with a second marker
     // at 512 (508 octets after the length field at 4) and a third at 1024 (1020 after).
     assert_eq!(&s[..4], &[0, 0, 0, 0]);
@@ -168,7 +206,11 @@ fn markers_on_the_wire() {
     assert_eq!(s.len(), 4 + 1024 + 8);
     // The next FPDU's leading marker would sit at 1536: none here, but the framer knows
     // its phase: a 500-octet FPDU next ends exactly there, then a marker with FPDUPTR 0.
-    let s2 = frame(&mut tx, &TxMessage::send(Opcode::Send, 2, 0, 476), &[1; 476]);
+    let s2 = frame(
+        &mut tx,
+        &TxMessage::send(Opcode::Send, 2, 0, 476),
+        &[1; 476],
+    );
     let s3 = frame(&mut tx, &TxMessage::send(Opcode::Send, 3, 0, 2), &[2; 2]);
     assert_eq!(s.len() + s2.len(), 1536);
     assert_eq!(&s3[..4], &[0, 0, 0, 0]);
@@ -181,10 +223,24 @@ fn markers_on_the_wire() {
     let ev = run(rx, &all);
     assert_eq!(ev.iter().filter(|e| matches!(e, Ev::End(_))).count(), 3);
     // RX strips markers: the payload comes back contiguous.
-    assert_eq!(ev[1], Ev::Payload(Placement::Untagged { qn: 0, msn: 1, mo: 0 }, payload));
+    assert_eq!(
+        ev[1],
+        Ev::Payload(
+            Placement::Untagged {
+                qn: 0,
+                msn: 1,
+                mo: 0
+            },
+            payload
+        )
+    );
     // Every split point gives the same events.
     for i in 0..=all.len() {
-        assert_eq!(run_with(rx, Recorder::default(), &[&all[..i], &all[i..]]), ev, "split {i}");
+        assert_eq!(
+            run_with(rx, Recorder::default(), &[&all[..i], &all[i..]]),
+            ev,
+            "split {i}"
+        );
     }
 }
 
@@ -196,7 +252,11 @@ fn pieces_reference_payload_by_range() {
         markers: true,
         mulpdu: 1442,
     });
-    let f = tx.frames(&TxMessage::send(Opcode::Send, 1, 0, 1000)).unwrap().next().unwrap();
+    let f = tx
+        .frames(&TxMessage::send(Opcode::Send, 1, 0, 1000))
+        .unwrap()
+        .next()
+        .unwrap();
     let pieces: Vec<Piece> = f.pieces().collect();
     assert_eq!(pieces[0], Piece::Marker([0; 4]));
     assert_eq!(pieces[1].len(), 20);
@@ -225,9 +285,19 @@ fn terminate_round_trip() {
     assert_eq!(&s[20..26], &[0x11, 0x00, 0xc0, 0x00, 0x00, 0x10]);
     assert_eq!(&s[26..40], &seg[..14]);
     let ev = run(common::RX_CRC, &s);
-    let Ev::Header(h) = ev[0] else { panic!("{ev:?}") };
+    let Ev::Header(h) = ev[0] else {
+        panic!("{ev:?}")
+    };
     assert_eq!(h.rdmap, Header::Terminate(t));
-    assert_eq!(h.ddp, Buffer::Untagged { ulp_word: 0, qn: 2, msn: 1, mo: 0 });
+    assert_eq!(
+        h.ddp,
+        Buffer::Untagged {
+            ulp_word: 0,
+            qn: 2,
+            msn: 1,
+            mo: 0
+        }
+    );
 }
 
 #[test]
@@ -238,13 +308,21 @@ fn framer_rejects_impossible_messages() {
         markers: false,
         mulpdu: 18,
     });
-    assert_eq!(tx.frames(&TxMessage::send(Opcode::Send, 1, 0, 1)).err(), Some(TxError::MulpduTooSmall));
+    assert_eq!(
+        tx.frames(&TxMessage::send(Opcode::Send, 1, 0, 1)).err(),
+        Some(TxError::MulpduTooSmall)
+    );
     assert!(tx.frames(&TxMessage::send(Opcode::Send, 1, 0, 0)).is_ok());
     assert_eq!(
         tx.frames(&TxMessage::tagged(Opcode::Send, 1, 0, 1)).err(),
         Some(TxError::BadMessage)
     );
     let mut m = TxMessage::send(Opcode::Send, 1, 0, 0);
-    m.ddp = Buffer::Untagged { ulp_word: 0, qn: 1, msn: 1, mo: 0 };
+    m.ddp = Buffer::Untagged {
+        ulp_word: 0,
+        qn: 1,
+        msn: 1,
+        mo: 0,
+    };
     assert_eq!(tx.frames(&m).err(), Some(TxError::BadMessage));
 }

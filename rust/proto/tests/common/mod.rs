@@ -43,8 +43,16 @@ fn contiguous(a: &Placement, len: usize, b: &Placement) -> bool {
             s1 == s2 && t1.wrapping_add(len as u64) == *t2
         }
         (
-            Placement::Untagged { qn: q1, msn: m1, mo: o1 },
-            Placement::Untagged { qn: q2, msn: m2, mo: o2 },
+            Placement::Untagged {
+                qn: q1,
+                msn: m1,
+                mo: o1,
+            },
+            Placement::Untagged {
+                qn: q2,
+                msn: m2,
+                mo: o2,
+            },
         ) => q1 == q2 && m1 == m2 && o1.wrapping_add(len as u32) == *o2,
         _ => false,
     }
@@ -119,7 +127,8 @@ pub fn fpdu(ulpdu: &[u8], crc: bool) -> Vec<u8> {
 pub fn frame(tx: &mut TxFramer, msg: &TxMessage, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     for f in tx.frames(msg).expect("frameable") {
-        f.write(&SoftCrc32c, payload, |b| out.extend_from_slice(b)).unwrap();
+        f.write(&SoftCrc32c, payload, |b| out.extend_from_slice(b))
+            .unwrap();
     }
     out
 }
