@@ -398,3 +398,53 @@ impl<'a> Iterator for Pieces<'a> {
 
 /// The queue numbers of RDMAP, re-exported for callers building [`TxMessage`]s.
 pub use rdmap::{QN_ATOMIC_RESPONSE, QN_READ, QN_SEND, QN_TERMINATE};
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn segments_advance_to_and_set_last_once() {
+        let mut tx = TxFramer::new(TxConfig {
+            crc: false,
+            markers: false,
+            mulpdu: 14 + 100,
+        });
+        let frames: std::vec::Vec<Fpdu> = tx
+            .frames(&TxMessage::tagged(Opcode::Write, 0x55, u64::MAX - 249, 250))
+            .unwrap()
+            .collect();
+        assert_eq!(frames.len(), 3);
+        for (i, f) in frames.iter().enumerate() {
+            let h = f.header();
+            let p = ddp::Packet::new_checked(&h[2..]).unwrap();
+            assert_eq!(p.last(), i == 2);
+            assert_eq!(p.to(), u64::MAX - 249 + 100 * i as u64);
+            assert_eq!(f.payload, 100 * i..(100 * (i + 1)).min(250));
+            // No markers, CRC off: header, payload, PAD, zero CRC field.
+            assert_eq!(
+                f.wire_len,
+                16 + f.payload.len() + fpdu::pad_len(14 + f.payload.len() as u16) + 4
+            );
+            assert_eq!(f.pieces().last(), Some(Piece::Bytes(&[0; 4])));
+        }
+    }
+
+    #[test]
+    fn write_rejects_short_payload() {
+        let mut tx = TxFramer::new(TxConfig {
+            crc: true,
+            markers: false,
+            mulpdu: 1000,
+        });
+        let f = tx
+            .frames(&TxMessage::send(Opcode::Send, 1, 0, 10))
+            .unwrap()
+            .next()
+            .unwrap();
+        assert_eq!(
+            f.write(&crate::crc::SoftCrc32c, &[0; 9], |_| {}),
+            Err(TxError::ShortPayload)
+        );
+    }
+}
