@@ -407,16 +407,21 @@ impl StreamBuilder {
         }
     }
 
-    /// Appends stream octets, inserting a Marker wherever the stream position is a
-    /// multiple of 512; `fpdu_start` is the position of the current FPDU's length field.
+    /// Inserts a Marker if the stream position is a multiple of 512; `fpdu_start` is
+    /// the position of the current FPDU's length field. The FPDU's CRC covers it.
+    fn marker_if_due(&mut self, fpdu_start: usize, crc: &mut u32) {
+        if self.markers && self.out.len() & (MARKER_INTERVAL - 1) == 0 {
+            let ptr = (self.out.len() - fpdu_start) as u16;
+            let m = [0, 0, (ptr >> 8) as u8, ptr as u8];
+            *crc = SoftCrc32c.update(*crc, &m);
+            self.out.extend_from_slice(&m);
+        }
+    }
+
+    /// Appends FPDU octets, with Markers where they are due.
     fn put(&mut self, bytes: &[u8], fpdu_start: usize, crc: &mut u32) {
         for &b in bytes {
-            if self.markers && self.out.len() & (MARKER_INTERVAL - 1) == 0 {
-                let ptr = (self.out.len() - fpdu_start) as u16;
-                let m = [0, 0, (ptr >> 8) as u8, ptr as u8];
-                *crc = SoftCrc32c.update(*crc, &m);
-                self.out.extend_from_slice(&m);
-            }
+            self.marker_if_due(fpdu_start, crc);
             *crc = SoftCrc32c.update(*crc, &[b]);
             self.out.push(b);
         }
@@ -437,9 +442,11 @@ impl StreamBuilder {
         self.put(ulpdu, start, &mut crc);
         let pad = crate::fpdu::pad_len(len);
         self.put(&[0; 3][..pad], start, &mut crc);
+        // A Marker just before the CRC field is inside the FPDU and covered; none can
+        // fall within the field, which is 4-aligned like every Marker.
+        self.marker_if_due(start, &mut crc);
         let value = if self.crc { crc32c_finish(crc) } else { 0 };
-        let mut ignored = 0;
-        self.put(&value.to_le_bytes(), start, &mut ignored);
+        self.out.extend_from_slice(&value.to_le_bytes());
     }
 
     /// Appends a tagged segment (RDMA Write or Read Response).

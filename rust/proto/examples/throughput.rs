@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Host micro-benchmark of the protocol core: software CRC-32C (RFC 5044 §8) and RX
+//! parsing (RFC 5044 §4, RFC 5041 §7, RFC 5040 §7) throughput.
+//!
+//! Run with `cargo run --release -p rsiw-proto --example throughput [SECONDS]`
+//! (SECONDS per measurement, default 1). Results are MB/s (10^6 bytes/s) of wire
+//! octets: MPA length fields, headers, PAD, CRC and Markers included.
+
+pub use rsiw_proto::*;
+
+// The peer-side stream builder shared with the tests and fuzz targets.
+#[allow(dead_code)]
+#[path = "../src/fuzz_harness.rs"]
+mod fuzz_harness;
+
+use crc::{crc32c_finish, Crc32c, SoftCrc32c, CRC32C_INIT};
+use fuzz_harness::StreamBuilder;
+use rx::{HeaderInfo, Placement, RxConfig, RxParser, RxSink, SegmentEnd};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+use terminate::TermCause;
+
+/// Runs `f` (which processes `bytes` octets per call) for about `secs` seconds and
+/// returns MB/s.
+fn measure(secs: f64, bytes: usize, mut f: impl FnMut()) -> f64 {
+    // Warm up caches and the branch predictor.
+    f();
+    let budget = Duration::from_secs_f64(secs);
+    let start = Instant::now();
+    let mut calls = 0u64;
+    while start.elapsed() < budget {
+        f();
+        calls += 1;
+    }
+    (calls as f64 * bytes as f64) / start.elapsed().as_secs_f64() / 1e6
+}
+
+/// A sink that accepts everything and, when `copy` is set, places payload into a
+/// buffer the way the module copies into a registered memory region.
+struct Bench {
+    copy: bool,
+    dst: Vec<u8>,
+    segments: u64,
+}
+
+impl RxSink for Bench {
+    fn header(&mut self, hdr: &HeaderInfo) -> Result<(), TermCause> {
+        black_box(hdr);
+        Ok(())
+    }
+
+    fn payload(&mut self, data: &[u8], at: Placement) -> Result<(), TermCause> {
+        if self.copy {
+            let off = match at {
+                Placement::Tagged { to, .. } => to as usize,
+                Placement::Untagged { mo, .. } => mo as usize,
+            };
+            if let Some(d) = self.dst.get_mut(off..off + data.len()) {
+                d.copy_from_slice(data);
+            }
+        }
+        black_box(data);
+        Ok(())
+    }
+
+    fn segment_end(&mut self, end: &SegmentEnd) -> Result<(), TermCause> {
+        black_box(end);
+        self.segments += 1;
+        Ok(())
+    }
+}
+
+/// Largest ULPDU for a 1460-octet EMSS (RFC 5044 §4.1), as on a 1500-octet MTU.
+fn mulpdu(markers: bool) -> usize {
+    usize::from(fpdu::mulpdu(1460, markers))
+}
+
+/// 2048 Sends of 4 KiB, segmented to fit the MULPDU.
+fn sends(crc: bool, markers: bool) -> Vec<u8> {
+    let mut b = StreamBuilder::new(crc, markers);
+    let msg = vec![0xA5u8; 4096];
+    for _ in 0..2048 {
+        b.send(&msg, mulpdu(markers) - ddp::UNTAGGED_HDR_LEN);
+    }
+    b.out
+}
+
+/// 128 RDMA Writes of 64 KiB, segmented to fit the MULPDU.
+fn writes(crc: bool, markers: bool) -> Vec<u8> {
+    let mut b = StreamBuilder::new(crc, markers);
+    let msg = vec![0x5Au8; 65536];
+    for _ in 0..128 {
+        b.write(0x1234_5600, 0, &msg, mulpdu(markers) - ddp::TAGGED_HDR_LEN);
+    }
+    b.out
+}
+
+/// Parses `stream` in 16 KiB pieces (roughly what one socket read hands over).
+fn parse_all(cfg: RxConfig, stream: &[u8], sink: &mut Bench) {
+    let mut rx = RxParser::new(SoftCrc32c, cfg);
+    for piece in stream.chunks(16 * 1024) {
+        if let Err(e) = rx.feed(piece, sink) {
+            panic!("benchmark stream refused: {:?}", e.cause());
+        }
+    }
+}
+
+fn main() {
+    let secs: f64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0);
+    println!("rsiw-proto throughput, {secs} s per line, MB/s of wire octets");
+
+    let data: Vec<u8> = (0..1u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    for size in [64usize, 1460, 4096, 65536, 1 << 20] {
+        let chunk = &data[..size];
+        let mbps = measure(secs, size, || {
+            black_box(crc32c_finish(
+                SoftCrc32c.update(CRC32C_INIT, black_box(chunk)),
+            ));
+        });
+        println!("crc32c software (slicing-by-8), {size:>7} B buffers       {mbps:>8.1}");
+    }
+
+    for (name, build) in [
+        ("4 KiB Sends ", sends as fn(bool, bool) -> Vec<u8>),
+        ("64 KiB Writes", writes),
+    ] {
+        for (crc, markers) in [(false, false), (true, false), (true, true)] {
+            let stream = build(crc, markers);
+            let cfg = RxConfig {
+                crc,
+                markers,
+                max_ulpdu: u16::MAX,
+            };
+            for copy in [false, true] {
+                let mut sink = Bench {
+                    copy,
+                    dst: vec![0; 65536],
+                    segments: 0,
+                };
+                let mbps = measure(secs, stream.len(), || parse_all(cfg, &stream, &mut sink));
+                println!(
+                    "rx {name}, crc {:<3} markers {:<3} {:<12} {mbps:>8.1}",
+                    if crc { "on" } else { "off" },
+                    if markers { "on" } else { "off" },
+                    if copy { "+ placement" } else { "parse only" },
+                );
+            }
+        }
+    }
+}
