@@ -14,7 +14,7 @@ check "rdma link add siw0 netdev eth1" rdma link add siw0 type siw netdev eth1 |
 if [ "$RSIW_VM_INDEX" = 0 ]; then
     check_output "rping server on $me: 3 pings received" 'rdma-ping-2: ' timeout 120 rping -s -a "$me" -C 3 -v
 else
-    check_output "rping client to $peer: 3 pings" 'rdma-ping-2: ' retry 30 timeout 60 rping -c -a "$peer" -C 3 -v
+    check_output "rping client to $peer: 3 pings" 'rdma-ping-2: ' retry 30 timeout 20 rping -c -a "$peer" -C 3 -v
 fi
 # Keep answering ARP and pings until the other VM is done with us.
 sleep 3

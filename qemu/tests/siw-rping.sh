@@ -12,7 +12,7 @@ timeout 120 rping -s -a 10.0.2.15 -C 3 -v > /tmp/rping-server.log 2>&1 &
 server=$!
 # The server needs a moment to listen; a refused client exits at once, so retry.
 check_output "rping client: 3 pings to 10.0.2.15" 'rdma-ping-2: ' \
-    retry 10 timeout 60 rping -c -a 10.0.2.15 -C 3 -v
+    retry 10 timeout 20 rping -c -a 10.0.2.15 -C 3 -v
 wait $server
 rc=$?
 cat /tmp/rping-server.log

@@ -19,7 +19,11 @@ pub fn choose(ctx: &Ctx, bzimage: &Path) -> Result<Accel> {
         Ok("kvm") => return Ok(Accel::Kvm),
         _ => {}
     }
-    let kvm_opens = std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_ok();
+    let kvm_opens = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok();
     if !kvm_opens {
         return Ok(Accel::Tcg);
     }
@@ -34,14 +38,26 @@ pub fn choose(ctx: &Ctx, bzimage: &Path) -> Result<Accel> {
     let cache_file = ctx.cache.join("accel-probe");
     if let Ok(c) = std::fs::read_to_string(&cache_file) {
         if let Some(v) = c.strip_prefix(&format!("{key}\n")) {
-            return Ok(if v.trim() == "kvm" { Accel::Kvm } else { Accel::Tcg });
+            return Ok(if v.trim() == "kvm" {
+                Accel::Kvm
+            } else {
+                Accel::Tcg
+            });
         }
     }
     let ok = probe(ctx, bzimage).unwrap_or(false);
     let verdict = if ok { "kvm" } else { "tcg" };
-    eprintln!("accel: KVM probe {} -> using {verdict}", if ok { "booted" } else { "failed (guest hung or errored)" });
+    eprintln!(
+        "accel: KVM probe {} -> using {verdict}",
+        if ok {
+            "booted"
+        } else {
+            "failed (guest hung or errored)"
+        }
+    );
     std::fs::create_dir_all(&ctx.cache)?;
-    std::fs::write(&cache_file, format!("{key}\n{verdict}\n")).with_context(|| format!("writing {}", cache_file.display()))?;
+    std::fs::write(&cache_file, format!("{key}\n{verdict}\n"))
+        .with_context(|| format!("writing {}", cache_file.display()))?;
     Ok(if ok { Accel::Kvm } else { Accel::Tcg })
 }
 
@@ -68,5 +84,7 @@ fn probe(ctx: &Ctx, bzimage: &Path) -> Result<bool> {
         echo: Echo::Silent,
         extra_cmdline: String::new(),
     }])?;
-    Ok(runs.iter().all(|r| !r.timed_out && r.console.contains(SENTINEL)))
+    Ok(runs
+        .iter()
+        .all(|r| !r.timed_out && r.console.contains(SENTINEL)))
 }

@@ -22,11 +22,23 @@ pub struct Artifacts {
 pub fn build(ctx: &Ctx) -> Result<Artifacts> {
     std::fs::create_dir_all(ctx.out_dir())?;
     let kernel = kernel::ensure(ctx)?;
-    eprintln!("build: kernel {} ({})", kernel.release, kernel.kdir.display());
+    eprintln!(
+        "build: kernel {} ({})",
+        kernel.release,
+        kernel.kdir.display()
+    );
     let rsiw_ko = module::build_rsiw(ctx, &kernel);
     let provider = provider::build(ctx);
     let test_kmods = module::build_test_kmods(ctx, &kernel)?;
-    let parts = Parts { rsiw_ko, provider, test_kmods };
+    let parts = Parts {
+        rsiw_ko,
+        provider,
+        test_kmods,
+    };
     let initramfs = image::build(ctx, &kernel, &parts)?;
-    Ok(Artifacts { kernel, parts, initramfs })
+    Ok(Artifacts {
+        kernel,
+        parts,
+        initramfs,
+    })
 }

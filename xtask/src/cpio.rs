@@ -31,7 +31,9 @@ impl Tree {
         let path = path.trim_start_matches('/').to_string();
         let mut p = Path::new(&path).parent();
         while let Some(dir) = p.filter(|d| !d.as_os_str().is_empty()) {
-            self.entries.entry(dir.to_string_lossy().into_owned()).or_insert(Entry::Dir);
+            self.entries
+                .entry(dir.to_string_lossy().into_owned())
+                .or_insert(Entry::Dir);
             p = dir.parent();
         }
         self.entries.insert(path, e);
@@ -49,7 +51,9 @@ impl Tree {
         let mut stack = vec![(src.to_path_buf(), dest.trim_end_matches('/').to_string())];
         while let Some((dir, at)) = stack.pop() {
             self.insert(&at, Entry::Dir);
-            for e in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
+            for e in
+                std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
+            {
                 let e = e?;
                 let path = e.path();
                 let name = format!("{at}/{}", e.file_name().to_string_lossy());
@@ -76,7 +80,8 @@ impl Tree {
                 Entry::CharDev(major, minor) => w.node(path, 0o020600, *major, *minor),
                 Entry::Data(d, mode) => w.entry(path, 0o100000 | mode, d),
                 Entry::File(src, mode) => {
-                    let d = std::fs::read(src).with_context(|| format!("reading {}", src.display()))?;
+                    let d =
+                        std::fs::read(src).with_context(|| format!("reading {}", src.display()))?;
                     w.entry(path, 0o100000 | mode, &d)
                 }
                 Entry::Symlink(t) => w.entry(path, 0o120777, t.as_bytes()),
@@ -105,8 +110,21 @@ impl Writer {
     fn header(&mut self, name: &str, mode: u32, data: &[u8], rdev: (u32, u32)) {
         self.ino += 1;
         let nlink = if mode & 0o170000 == 0o040000 { 2 } else { 1 };
-        let fields =
-            [self.ino, mode, 0, 0, nlink, 0, data.len() as u32, 0, 0, rdev.0, rdev.1, name.len() as u32 + 1, 0];
+        let fields = [
+            self.ino,
+            mode,
+            0,
+            0,
+            nlink,
+            0,
+            data.len() as u32,
+            0,
+            0,
+            rdev.0,
+            rdev.1,
+            name.len() as u32 + 1,
+            0,
+        ];
         self.buf.extend_from_slice(b"070701");
         for f in fields {
             self.buf.extend_from_slice(format!("{f:08x}").as_bytes());
@@ -119,7 +137,7 @@ impl Writer {
     }
 
     fn pad(&mut self) {
-        while self.buf.len() % 4 != 0 {
+        while !self.buf.len().is_multiple_of(4) {
             self.buf.push(0);
         }
     }

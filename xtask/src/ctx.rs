@@ -49,7 +49,11 @@ impl Ctx {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
-        Ctx { root, cache: cache_dir(), flavour }
+        Ctx {
+            root,
+            cache: cache_dir(),
+            flavour,
+        }
     }
 
     /// `target/vm/<flavour>/`: build products that depend on the kernel flavour.

@@ -28,7 +28,8 @@ pub fn run(ctx: &Ctx) -> Result<Tally> {
         }
         Err(why) => {
             cmd.args(["--exclude", "rsiw-provider"]);
-            t.failed.push(format!("host: rsiw-provider not tested: {why}"));
+            t.failed
+                .push(format!("host: rsiw-provider not tested: {why}"));
         }
     }
     eprintln!("test: {}", crate::cmd::describe(&cmd));
@@ -44,7 +45,11 @@ pub fn run(ctx: &Ctx) -> Result<Tally> {
         count_line(&line, &mut t);
     }
     let status = child.wait()?;
-    if !status.success() && t.failed.iter().all(|f| f.starts_with("host: rsiw-provider")) {
+    if !status.success()
+        && t.failed
+            .iter()
+            .all(|f| f.starts_with("host: rsiw-provider"))
+    {
         t.failed.push(format!("host: `cargo test --workspace` failed ({status}) before reporting a failed test (build error?)"));
     }
     Ok(t)
@@ -52,8 +57,12 @@ pub fn run(ctx: &Ctx) -> Result<Tally> {
 
 /// Count libtest's per-test lines: `test name ... ok` / `test name ... FAILED`.
 fn count_line(line: &str, t: &mut Tally) {
-    let Some(rest) = line.strip_prefix("test ") else { return };
-    let Some((name, verdict)) = rest.rsplit_once(" ... ") else { return };
+    let Some(rest) = line.strip_prefix("test ") else {
+        return;
+    };
+    let Some((name, verdict)) = rest.rsplit_once(" ... ") else {
+        return;
+    };
     match verdict.trim() {
         "ok" => t.passed += 1,
         "FAILED" => t.failed.push(format!("host: {name}")),
@@ -79,6 +88,9 @@ mod tests {
             count_line(l, &mut t);
         }
         assert_eq!(t.passed, 2);
-        assert_eq!(t.failed, vec!["host: mpa::tests::rev0_rejected".to_string()]);
+        assert_eq!(
+            t.failed,
+            vec!["host: mpa::tests::rev0_rejected".to_string()]
+        );
     }
 }

@@ -13,9 +13,21 @@ use std::process::{Command, Stdio};
 
 /// Host programs copied into the image with every library `ldd` names.
 const TOOLS: &[&str] = &[
-    "ibv_devices", "ibv_devinfo", "ibv_rc_pingpong", "rping", "ib_send_bw", "ib_write_bw",
-    "ib_read_bw", "ib_send_lat", "ib_write_lat", "ib_read_lat", "ib_atomic_bw", "ib_atomic_lat",
-    "rdma", "tcpdump", "iperf3",
+    "ibv_devices",
+    "ibv_devinfo",
+    "ibv_rc_pingpong",
+    "rping",
+    "ib_send_bw",
+    "ib_write_bw",
+    "ib_read_bw",
+    "ib_send_lat",
+    "ib_write_lat",
+    "ib_read_lat",
+    "ib_atomic_bw",
+    "ib_atomic_lat",
+    "rdma",
+    "tcpdump",
+    "iperf3",
 ];
 
 /// Where Debian keeps libibverbs providers; the rsiw provider goes there too.
@@ -36,7 +48,12 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
     let started = std::time::Instant::now();
     let mut t = Tree::default();
     // The host is merged-/usr; so is the guest, so every path `ldd` prints resolves.
-    for (link, target) in [("bin", "usr/bin"), ("sbin", "usr/sbin"), ("lib", "usr/lib"), ("lib64", "usr/lib64")] {
+    for (link, target) in [
+        ("bin", "usr/bin"),
+        ("sbin", "usr/sbin"),
+        ("lib", "usr/lib"),
+        ("lib64", "usr/lib64"),
+    ] {
         t.insert(link, Entry::Symlink(target.into()));
     }
     for d in ["dev", "proc", "sys", "tmp", "run", "root", "mnt", "var/tmp"] {
@@ -60,14 +77,29 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
     }
     // rping's pthread_exit dlopens libgcc_s at exit; without it rping aborts.
     add_host_file(&mut t, &find_lib("libgcc_s.so.1")?)?;
-    let mut status = format!("RSIW_FLAVOUR={}\nRSIW_KERNEL={}\n", ctx.flavour.name(), k.release);
+    let mut status = format!(
+        "RSIW_FLAVOUR={}\nRSIW_KERNEL={}\n",
+        ctx.flavour.name(),
+        k.release
+    );
     match &parts.provider {
         Part::Built(so) => {
-            t.insert(&format!("{PROVIDER_DIR}/librsiw-rdmav34.so"), Entry::File(so.clone(), 0o755));
-            t.insert("etc/libibverbs.d/rsiw.driver", Entry::Data(b"driver rsiw\n".to_vec(), 0o644));
+            t.insert(
+                &format!("{PROVIDER_DIR}/librsiw-rdmav34.so"),
+                Entry::File(so.clone(), 0o755),
+            );
+            t.insert(
+                "etc/libibverbs.d/rsiw.driver",
+                Entry::Data(b"driver rsiw\n".to_vec(), 0o644),
+            );
             elves.push(so.clone());
         }
-        p => status += &format!("RSIW_PROVIDER_MISSING={}\n", shell_quote(p.reason().unwrap_or("?"))),
+        p => {
+            status += &format!(
+                "RSIW_PROVIDER_MISSING={}\n",
+                shell_quote(p.reason().unwrap_or("?"))
+            )
+        }
     }
     for lib in ldd_closure(&elves)? {
         add_host_file(&mut t, &lib)?;
@@ -77,9 +109,15 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
     }
     let modules = stage_modules(ctx, k, parts)?;
     t.insert_dir(&modules, &format!("usr/lib/modules/{}", k.release))?;
-    t.insert("etc/passwd", Entry::Data(b"root:x:0:0:root:/root:/bin/sh\n".to_vec(), 0o644));
+    t.insert(
+        "etc/passwd",
+        Entry::Data(b"root:x:0:0:root:/root:/bin/sh\n".to_vec(), 0o644),
+    );
     t.insert("etc/group", Entry::Data(b"root:x:0:\n".to_vec(), 0o644));
-    t.insert("etc/hosts", Entry::Data(b"127.0.0.1 localhost\n".to_vec(), 0o644));
+    t.insert(
+        "etc/hosts",
+        Entry::Data(b"127.0.0.1 localhost\n".to_vec(), 0o644),
+    );
     t.insert("rsiw/status", Entry::Data(status.into_bytes(), 0o644));
     let q = ctx.root.join("qemu");
     t.insert("init", Entry::File(q.join("init"), 0o755));
@@ -118,7 +156,10 @@ pub fn shell_quote(s: &str) -> String {
 
 fn add_busybox(t: &mut Tree) -> Result<()> {
     let bb = which("busybox")?;
-    let list = cmd::stdout(Command::new(&bb).arg("--list-full"), "install busybox-static (`cargo xtask setup`)")?;
+    let list = cmd::stdout(
+        Command::new(&bb).arg("--list-full"),
+        "install busybox-static (`cargo xtask setup`)",
+    )?;
     for applet in list.lines().filter(|l| !l.is_empty()) {
         t.insert(&usr_path(applet), Entry::Symlink("/usr/bin/busybox".into()));
     }
@@ -140,7 +181,8 @@ fn usr_path(p: &str) -> String {
 
 fn add_host_file(t: &mut Tree, p: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let real = std::fs::canonicalize(p).with_context(|| format!("{} is missing: run `cargo xtask setup`", p.display()))?;
+    let real = std::fs::canonicalize(p)
+        .with_context(|| format!("{} is missing: run `cargo xtask setup`", p.display()))?;
     let mode = std::fs::metadata(&real)?.permissions().mode() & 0o7777;
     t.insert(&usr_path(&p.to_string_lossy()), Entry::File(real, mode));
     Ok(())
@@ -159,7 +201,12 @@ fn which(tool: &str) -> Result<PathBuf> {
 }
 
 fn find_lib(name: &str) -> Result<PathBuf> {
-    for d in ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64"] {
+    for d in [
+        "/usr/lib/x86_64-linux-gnu",
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib64",
+        "/lib64",
+    ] {
         let p = Path::new(d).join(name);
         if p.exists() {
             return Ok(p);
@@ -170,7 +217,12 @@ fn find_lib(name: &str) -> Result<PathBuf> {
 
 fn read_dir_sorted(d: &Path) -> Result<Vec<PathBuf>> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(d)
-        .with_context(|| format!("reading {}: run `cargo xtask setup` (ibverbs-providers)", d.display()))?
+        .with_context(|| {
+            format!(
+                "reading {}: run `cargo xtask setup` (ibverbs-providers)",
+                d.display()
+            )
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     v.sort();
@@ -184,11 +236,17 @@ fn ldd_closure(elves: &[PathBuf]) -> Result<Vec<PathBuf>> {
     // With several files ldd prints a "file:" header line each; libraries are tab-indented.
     for line in out.lines().filter(|l| l.starts_with('\t')) {
         if line.contains("not found") {
-            bail!("ldd: a library is missing on the host ({}): run `cargo xtask setup`", line.trim());
+            bail!(
+                "ldd: a library is missing on the host ({}): run `cargo xtask setup`",
+                line.trim()
+            );
         }
         let path = match line.split_once("=>") {
             Some((_, rhs)) => rhs.split_whitespace().next(),
-            None => line.split_whitespace().next().filter(|w| w.starts_with('/')),
+            None => line
+                .split_whitespace()
+                .next()
+                .filter(|w| w.starts_with('/')),
         };
         if let Some(p) = path.filter(|p| p.starts_with('/')) {
             libs.push(PathBuf::from(p));
@@ -206,7 +264,8 @@ fn stage_modules(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
     if base.exists() {
         std::fs::remove_dir_all(&base).with_context(|| format!("removing {}", base.display()))?;
     }
-    std::fs::create_dir_all(base.join("lib/modules")).with_context(|| format!("creating {}", base.display()))?;
+    std::fs::create_dir_all(base.join("lib/modules"))
+        .with_context(|| format!("creating {}", base.display()))?;
     cmd::run(
         Command::new("cp").arg("-a").arg(&k.modules).arg(&dir),
         "the kernel cache looks damaged: remove its directory and run `cargo xtask build`",
@@ -242,7 +301,9 @@ fn gzip(data: &[u8]) -> Result<Vec<u8>> {
     let data = data.to_vec();
     let writer = std::thread::spawn(move || stdin.write_all(&data));
     let out = child.wait_with_output().context("gzip failed")?;
-    writer.join().map_err(|_| anyhow::anyhow!("gzip writer thread panicked"))??;
+    writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("gzip writer thread panicked"))??;
     if !out.status.success() {
         bail!("gzip failed ({})", out.status);
     }

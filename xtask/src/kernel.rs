@@ -23,14 +23,28 @@ pub struct Kernel {
 pub fn ensure(ctx: &Ctx) -> Result<Kernel> {
     let script = ctx.root.join("scripts/build-kernel.sh");
     let out = cmd::stdout(
-        Command::new("bash").arg(&script).arg(ctx.flavour.name()).env("RSIW_CACHE", &ctx.cache),
+        Command::new("bash")
+            .arg(&script)
+            .arg(ctx.flavour.name())
+            .env("RSIW_CACHE", &ctx.cache),
         "read the build log it names; `cargo xtask setup` installs the kernel toolchain",
     )?;
-    let dir = PathBuf::from(out.lines().last().context("build-kernel.sh printed no directory")?.trim());
+    let dir = PathBuf::from(
+        out.lines()
+            .last()
+            .context("build-kernel.sh printed no directory")?
+            .trim(),
+    );
     let kdir = dir.join("linux");
     let release_file = kdir.join("include/config/kernel.release");
     let release = std::fs::read_to_string(&release_file)
-        .with_context(|| format!("reading {}: the kernel build looks incomplete; remove {} and rebuild", release_file.display(), dir.display()))?
+        .with_context(|| {
+            format!(
+                "reading {}: the kernel build looks incomplete; remove {} and rebuild",
+                release_file.display(),
+                dir.display()
+            )
+        })?
         .trim()
         .to_string();
     Ok(Kernel {

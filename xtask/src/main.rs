@@ -69,11 +69,18 @@ fn parse_args() -> Result<Args> {
         rest: Vec::new(),
     };
     while let Some(arg) = it.next() {
-        let mut value = |name: &str| it.next().with_context(|| format!("{name} needs a value\n{USAGE}"));
+        let mut value = |name: &str| {
+            it.next()
+                .with_context(|| format!("{name} needs a value\n{USAGE}"))
+        };
         match arg.as_str() {
             "--flavour" => a.flavour = Flavour::parse(&value("--flavour")?)?,
             "--script" => a.script = Some(PathBuf::from(value("--script")?)),
-            "--timeout" => a.timeout = value("--timeout")?.parse().context("--timeout takes whole seconds")?,
+            "--timeout" => {
+                a.timeout = value("--timeout")?
+                    .parse()
+                    .context("--timeout takes whole seconds")?
+            }
             "--host-only" => a.host_only = true,
             "--vm-only" => a.vm_only = true,
             "-v" | "--verbose" => a.verbose = true,
@@ -131,7 +138,10 @@ fn build(ctx: &Ctx) -> Result<ExitCode> {
     println!("kernel:    {}", art.kernel.bzimage.display());
     println!("KDIR:      {}", art.kernel.kdir.display());
     let mut failed = false;
-    for (what, part) in [("rsiw.ko", &art.parts.rsiw_ko), ("provider", &art.parts.provider)] {
+    for (what, part) in [
+        ("rsiw.ko", &art.parts.rsiw_ko),
+        ("provider", &art.parts.provider),
+    ] {
         match part {
             module::Part::Built(p) => println!("{what:<10} {}", p.display()),
             module::Part::Absent(why) => println!("{what:<10} skipped: {why}"),
@@ -145,30 +155,51 @@ fn build(ctx: &Ctx) -> Result<ExitCode> {
         println!("test kmod: {}", k.display());
     }
     println!("image:     {}", art.initramfs.display());
-    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Boot one VM running `script`, streaming its console; exit with the script's status
 /// (1 if it passed but the run had a splat or did not finish, 124 on timeout).
 fn vm_script(ctx: &Ctx, script: &std::path::Path, timeout: u64) -> Result<ExitCode> {
     setup::ensure()?;
-    let script = std::fs::canonicalize(script).with_context(|| format!("script {} not found", script.display()))?;
+    let script = std::fs::canonicalize(script)
+        .with_context(|| format!("script {} not found", script.display()))?;
     let art = artifacts::build(ctx)?;
     let accel = accel::choose(ctx, &art.kernel.bzimage)?;
     let mut s = suite::Script::load(&script)?;
     s.timeout = timeout;
     s.vms = 1;
     s.name = format!("vm-{}", s.name);
-    let boot = suite::Boot { ctx, bzimage: &art.kernel.bzimage, initramfs: &art.initramfs, accel };
+    let boot = suite::Boot {
+        ctx,
+        bzimage: &art.kernel.bzimage,
+        initramfs: &art.initramfs,
+        accel,
+    };
     let runs = suite::boot(&boot, &s, Echo::All)?;
     let run = runs.first().context("no VM ran")?;
     let o = outcome::analyze(&run.console, run.timed_out);
-    eprintln!("vm: console log {} ({:.1} s, {:?})", vm::show(&ctx.root, &run.log), run.wall.as_secs_f64(), accel);
+    eprintln!(
+        "vm: console log {} ({:.1} s, {:?})",
+        vm::show(&ctx.root, &run.log),
+        run.wall.as_secs_f64(),
+        accel
+    );
     let code = o.script_exit.unwrap_or(1);
     if let Some(p) = o.run_problem() {
         eprintln!("vm: run FAILED: {p}");
         suite::print_splats(&ctx.root, &run.console, &run.log);
-        let code = if o.timed_out { 124 } else if code == 0 { 1 } else { code };
+        let code = if o.timed_out {
+            124
+        } else if code == 0 {
+            1
+        } else {
+            code
+        };
         return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
     }
     eprintln!("vm: script exit status {code}");
@@ -203,18 +234,34 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     }
     eprintln!("test: {:.0} s wall", started.elapsed().as_secs_f64());
     println!("{passed} passed, {} failed", failed.len());
-    Ok(if failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn vm_suite(ctx: &Ctx, a: &Args) -> Result<(usize, Vec<String>)> {
     let scripts = suite::discover(ctx, &a.rest)?;
     let art = artifacts::build(ctx)?;
     let accel = accel::choose(ctx, &art.kernel.bzimage)?;
-    let boot = suite::Boot { ctx, bzimage: &art.kernel.bzimage, initramfs: &art.initramfs, accel };
+    let boot = suite::Boot {
+        ctx,
+        bzimage: &art.kernel.bzimage,
+        initramfs: &art.initramfs,
+        accel,
+    };
     let echo = if a.verbose { Echo::All } else { Echo::Cases };
     let (mut passed, mut failed) = (0, Vec::new());
     for s in &scripts {
-        eprintln!("test: vm: {} ({} VM{}, {:?}, {} kernel)", s.name, s.vms, if s.vms > 1 { "s" } else { "" }, accel, ctx.flavour.name());
+        eprintln!(
+            "test: vm: {} ({} VM{}, {:?}, {} kernel)",
+            s.name,
+            s.vms,
+            if s.vms > 1 { "s" } else { "" },
+            accel,
+            ctx.flavour.name()
+        );
         let runs = match suite::boot(&boot, s, echo) {
             Ok(r) => r,
             Err(e) => {
@@ -238,7 +285,11 @@ fn vm_suite(ctx: &Ctx, a: &Args) -> Result<(usize, Vec<String>)> {
             if s.expect_splat.is_none() {
                 suite::print_splats(&ctx.root, &run.console, &run.log);
             }
-            eprintln!("test: vm: {} took {:.1} s", vm::show(&ctx.root, &run.log), run.wall.as_secs_f64());
+            eprintln!(
+                "test: vm: {} took {:.1} s",
+                vm::show(&ctx.root, &run.log),
+                run.wall.as_secs_f64()
+            );
         }
     }
     Ok((passed, failed))

@@ -62,8 +62,13 @@ pub fn build_rsiw(ctx: &Ctx, k: &Kernel) -> Part {
 pub fn build_test_kmods(ctx: &Ctx, k: &Kernel) -> Result<Vec<PathBuf>> {
     let src_root = ctx.root.join("userspace-tests/kmod");
     let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(&src_root) else { return Ok(out) };
-    let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("Kbuild").exists()).collect();
+    let Ok(entries) = std::fs::read_dir(&src_root) else {
+        return Ok(out);
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("Kbuild").exists())
+        .collect();
     dirs.sort();
     for src in dirs {
         let name = src.file_name().context("kmod dir has no name")?.to_owned();
@@ -101,6 +106,7 @@ pub fn build_test_kmods(ctx: &Ctx, k: &Kernel) -> Result<Vec<PathBuf>> {
 fn copy_out(file: &Path, dir: &Path) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let dst = dir.join(file.file_name().context("no file name")?);
-    std::fs::copy(file, &dst).with_context(|| format!("copying {} (did the build produce it?)", file.display()))?;
+    std::fs::copy(file, &dst)
+        .with_context(|| format!("copying {} (did the build produce it?)", file.display()))?;
     Ok(dst)
 }

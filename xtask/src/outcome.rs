@@ -37,16 +37,29 @@ impl Outcome {
     /// Why the run as a whole is not clean (no splat, finished, in time), or `None`.
     pub fn run_problem(&self) -> Option<String> {
         if let Some(s) = self.splats.first() {
-            return Some(format!("kernel splat ({} found), first: {}", self.splats.len(), s.text));
+            return Some(format!(
+                "kernel splat ({} found), first: {}",
+                self.splats.len(),
+                s.text
+            ));
         }
         if self.timed_out {
-            return Some(if self.booted { "timed out".into() } else { "timed out before /init ran".into() });
+            return Some(if self.booted {
+                "timed out".into()
+            } else {
+                "timed out before /init ran".into()
+            });
         }
         if !self.booted {
-            return Some("the VM never reached /init (QEMU error or kernel panic; see the console log)".into());
+            return Some(
+                "the VM never reached /init (QEMU error or kernel panic; see the console log)"
+                    .into(),
+            );
         }
         if !self.done {
-            return Some("the VM stopped before the end-of-run checks (kernel panic or reboot?)".into());
+            return Some(
+                "the VM stopped before the end-of-run checks (kernel panic or reboot?)".into(),
+            );
         }
         None
     }
@@ -100,11 +113,19 @@ fn sentinel<'a>(line: &'a str, tag: &str) -> Option<&'a str> {
 /// `PASS name` or `FAIL name: why`.
 fn parse_case(s: &str) -> Option<Case> {
     if let Some(name) = s.strip_prefix("PASS ") {
-        return Some(Case { name: name.trim().to_string(), pass: true, why: String::new() });
+        return Some(Case {
+            name: name.trim().to_string(),
+            pass: true,
+            why: String::new(),
+        });
     }
     let rest = s.strip_prefix("FAIL ")?;
     let (name, why) = rest.split_once(": ").unwrap_or((rest, "(no reason given)"));
-    Some(Case { name: name.trim().to_string(), pass: false, why: why.trim().to_string() })
+    Some(Case {
+        name: name.trim().to_string(),
+        pass: false,
+        why: why.trim().to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -140,7 +161,14 @@ RSIW-VM: done
     fn result_block_wins_over_garbled_live_lines() {
         let log = "RSIW-VM: boot\nRSIW-TEST PA[ 1.0] rsiw: x\nRSIW-VM: results begin\nRSIW-RESULT PASS a\nRSIW-VM: results end\nRSIW-VM: done\n";
         let o = analyze(log, false);
-        assert_eq!(o.cases, vec![Case { name: "a".into(), pass: true, why: String::new() }]);
+        assert_eq!(
+            o.cases,
+            vec![Case {
+                name: "a".into(),
+                pass: true,
+                why: String::new()
+            }]
+        );
     }
 
     #[test]
@@ -161,7 +189,13 @@ RSIW-VM: done
 
     #[test]
     fn panic_before_done_and_no_boot_are_failures() {
-        assert!(analyze("RSIW-VM: boot\nRSIW-TEST PASS a\n", false).run_problem().unwrap().contains("stopped"));
-        assert!(analyze("qemu: could not load kernel\n", false).run_problem().unwrap().contains("never reached"));
+        assert!(analyze("RSIW-VM: boot\nRSIW-TEST PASS a\n", false)
+            .run_problem()
+            .unwrap()
+            .contains("stopped"));
+        assert!(analyze("qemu: could not load kernel\n", false)
+            .run_problem()
+            .unwrap()
+            .contains("never reached"));
     }
 }

@@ -53,7 +53,11 @@ const BINDGEN_VERSION: &str = "0.69.5";
 
 /// Install whatever is missing; quick (a few probes) when everything is present.
 pub fn ensure() -> Result<()> {
-    let missing: Vec<&str> = APT_PACKAGES.iter().copied().filter(|p| !installed(p)).collect();
+    let missing: Vec<&str> = APT_PACKAGES
+        .iter()
+        .copied()
+        .filter(|p| !installed(p))
+        .collect();
     if !missing.is_empty() {
         apt_install(&missing)?;
     }
@@ -66,7 +70,10 @@ fn installed(pkg: &str) -> bool {
     Command::new("dpkg-query")
         .args(["-W", "-f=${Status}", pkg])
         .output()
-        .map(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+        .map(|o| {
+            o.status.success()
+                && String::from_utf8_lossy(&o.stdout).contains("install ok installed")
+        })
         .unwrap_or(false)
 }
 
@@ -76,7 +83,8 @@ fn apt_install(pkgs: &[&str]) -> Result<()> {
     if !is_root() {
         bail!("missing Debian packages: {list}; run `sudo apt-get install {list}` (or `cargo xtask setup` as root)");
     }
-    let fix = format!("check access to the Debian mirror, then run `apt-get install {list}` by hand");
+    let fix =
+        format!("check access to the Debian mirror, then run `apt-get install {list}` by hand");
     cmd::run(Command::new("apt-get").args(["update", "-q"]), &fix)?;
     cmd::run(
         Command::new("apt-get")

@@ -76,18 +76,27 @@ pub fn find(lines: &[&str]) -> Vec<Splat> {
     let mut since_explained: Option<usize> = None;
     for (i, line) in lines.iter().enumerate() {
         if line.contains("unreferenced object 0x") {
-            found.push(Splat { line: i, text: line.trim().to_string() });
+            found.push(Splat {
+                line: i,
+                text: line.trim().to_string(),
+            });
             continue;
         }
         let Some(k) = kernel_text(line) else { continue };
         if KERNEL_PATTERNS.iter().any(|p| k.contains(p)) {
-            found.push(Splat { line: i, text: k.to_string() });
+            found.push(Splat {
+                line: i,
+                text: k.to_string(),
+            });
             since_explained = Some(0);
         } else if HARMLESS.iter().any(|p| k.contains(p)) {
             since_explained = Some(0);
         } else if k.starts_with("Call Trace:") {
-            if !since_explained.is_some_and(|n| n <= TRACE_CONTEXT) {
-                found.push(Splat { line: i, text: k.to_string() });
+            if since_explained.is_none_or(|n| n > TRACE_CONTEXT) {
+                found.push(Splat {
+                    line: i,
+                    text: k.to_string(),
+                });
             }
             since_explained = Some(0);
         } else if let Some(n) = since_explained.as_mut() {
@@ -102,7 +111,11 @@ pub fn excerpt(lines: &[&str], s: &Splat, max: usize) -> Vec<String> {
     lines
         .iter()
         .skip(s.line)
-        .filter_map(|l| kernel_text(l).map(str::to_string).or_else(|| l.contains("unreferenced object").then(|| l.to_string())))
+        .filter_map(|l| {
+            kernel_text(l)
+                .map(str::to_string)
+                .or_else(|| l.contains("unreferenced object").then(|| l.to_string()))
+        })
         .take(max)
         .collect()
 }
@@ -118,8 +131,14 @@ mod tests {
 
     #[test]
     fn timestamp_is_stripped_even_after_interleaved_output() {
-        assert_eq!(kernel_text("[    1.234567] rsiw: loaded"), Some("rsiw: loaded"));
-        assert_eq!(kernel_text("RSIW-TEST PA[   12.000001] WARNING: x"), Some("WARNING: x"));
+        assert_eq!(
+            kernel_text("[    1.234567] rsiw: loaded"),
+            Some("rsiw: loaded")
+        );
+        assert_eq!(
+            kernel_text("RSIW-TEST PA[   12.000001] WARNING: x"),
+            Some("WARNING: x")
+        );
         assert_eq!(kernel_text("[x] not kernel"), None);
         assert_eq!(kernel_text("array[3] = 1.5]"), None);
         assert_eq!(kernel_text("plain output"), None);
@@ -146,12 +165,18 @@ mod tests {
 
     #[test]
     fn user_output_saying_warning_is_not_a_splat() {
-        assert!(texts(" WARNING: BW peak won't be measured in this run.\nRSIW-TEST PASS x\n").is_empty());
+        assert!(
+            texts(" WARNING: BW peak won't be measured in this run.\nRSIW-TEST PASS x\n")
+                .is_empty()
+        );
     }
 
     #[test]
     fn harmless_iwpm_message_is_ignored() {
-        assert!(texts("[    3.000000] iwpm_register_pid: Unable to send a nlmsg (client = 2)\n").is_empty());
+        assert!(
+            texts("[    3.000000] iwpm_register_pid: Unable to send a nlmsg (client = 2)\n")
+                .is_empty()
+        );
     }
 
     #[test]

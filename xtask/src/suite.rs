@@ -31,16 +31,40 @@ pub struct Script {
 impl Script {
     /// Read `path` and its `# rsiw-…:` headers.
     pub fn load(path: &Path) -> Result<Script> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let name = path.file_stem().context("script has no name")?.to_string_lossy().into_owned();
-        let mut s = Script { name, path: path.to_path_buf(), vms: 1, expect_splat: None, timeout: DEFAULT_TIMEOUT };
-        for line in text.lines().take_while(|l| l.starts_with('#') || l.trim().is_empty()) {
-            let Some((k, v)) = line.trim_start_matches('#').trim().split_once(':') else { continue };
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let name = path
+            .file_stem()
+            .context("script has no name")?
+            .to_string_lossy()
+            .into_owned();
+        let mut s = Script {
+            name,
+            path: path.to_path_buf(),
+            vms: 1,
+            expect_splat: None,
+            timeout: DEFAULT_TIMEOUT,
+        };
+        for line in text
+            .lines()
+            .take_while(|l| l.starts_with('#') || l.trim().is_empty())
+        {
+            let Some((k, v)) = line.trim_start_matches('#').trim().split_once(':') else {
+                continue;
+            };
             let v = v.trim();
             match k.trim() {
-                "rsiw-vms" => s.vms = v.parse().with_context(|| format!("{}: bad rsiw-vms `{v}`", path.display()))?,
+                "rsiw-vms" => {
+                    s.vms = v
+                        .parse()
+                        .with_context(|| format!("{}: bad rsiw-vms `{v}`", path.display()))?
+                }
                 "rsiw-expect-splat" => s.expect_splat = Some(v.to_string()),
-                "rsiw-timeout" => s.timeout = v.parse().with_context(|| format!("{}: bad rsiw-timeout `{v}`", path.display()))?,
+                "rsiw-timeout" => {
+                    s.timeout = v
+                        .parse()
+                        .with_context(|| format!("{}: bad rsiw-timeout `{v}`", path.display()))?
+                }
                 _ => {}
             }
         }
@@ -97,7 +121,11 @@ pub fn boot(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
     for r in runs.iter().filter(|r| !r.booted) {
         let kept = r.log.with_file_name("console.attempt1.log");
         std::fs::rename(&r.log, &kept).with_context(|| format!("keeping {}", r.log.display()))?;
-        eprintln!("test: vm: {}: the VM died before /init (log kept: {}); retrying the boot once", s.name, vm::show(&b.ctx.root, &kept));
+        eprintln!(
+            "test: vm: {}: the VM died before /init (log kept: {}); retrying the boot once",
+            s.name,
+            vm::show(&b.ctx.root, &kept)
+        );
         print_splats(&b.ctx.root, &r.console, &kept);
     }
     boot_once(b, s, echo)
@@ -105,11 +133,20 @@ pub fn boot(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
 
 fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
     let script = std::fs::read(&s.path).with_context(|| format!("reading {}", s.path.display()))?;
-    let port = if s.vms > 1 { Some(vm::free_port()?) } else { None };
+    let port = if s.vms > 1 {
+        Some(vm::free_port()?)
+    } else {
+        None
+    };
     let mut vms = Vec::new();
     for i in 0..s.vms {
-        let log_dir = if s.vms > 1 { b.ctx.run_dir(&s.name).join(format!("vm{i}")) } else { b.ctx.run_dir(&s.name) };
-        std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
+        let log_dir = if s.vms > 1 {
+            b.ctx.run_dir(&s.name).join(format!("vm{i}"))
+        } else {
+            b.ctx.run_dir(&s.name)
+        };
+        std::fs::create_dir_all(&log_dir)
+            .with_context(|| format!("creating {}", log_dir.display()))?;
         let initrd = log_dir.join("initrd.img");
         let env = format!(
             "RSIW_TEST={}\nRSIW_VM_INDEX={i}\nRSIW_VM_COUNT={}\n",
@@ -126,7 +163,13 @@ fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
             boot_timeout: Some(BOOT_TIMEOUT),
             accel: b.accel,
             index: i,
-            socket: port.map(|p| if i == 0 { SocketNic::Listen(p) } else { SocketNic::Connect(p) }),
+            socket: port.map(|p| {
+                if i == 0 {
+                    SocketNic::Listen(p)
+                } else {
+                    SocketNic::Connect(p)
+                }
+            }),
             echo,
             extra_cmdline: String::new(),
         });
@@ -149,17 +192,35 @@ pub struct CaseResult {
 pub fn judge(root: &Path, s: &Script, runs: &[Run]) -> Vec<CaseResult> {
     let mut out = Vec::new();
     for (i, run) in runs.iter().enumerate() {
-        let tag = if runs.len() > 1 { format!("{}[vm{i}]", s.name) } else { s.name.clone() };
+        let tag = if runs.len() > 1 {
+            format!("{}[vm{i}]", s.name)
+        } else {
+            s.name.clone()
+        };
         let o = outcome::analyze(&run.console, run.timed_out);
         for c in &o.cases {
-            out.push(CaseResult { name: format!("{tag}/{}", c.name), failure: (!c.pass).then(|| c.why.clone()) });
+            out.push(CaseResult {
+                name: format!("{tag}/{}", c.name),
+                failure: (!c.pass).then(|| c.why.clone()),
+            });
         }
         let (name, failure) = match &s.expect_splat {
-            None => (format!("{tag}: clean run (finished, no kernel splat)"), o.run_problem()),
-            Some(needle) => (format!("{tag}: harness fails a run with a splat containing `{needle}`"), expect_splat(&o, needle)),
+            None => (
+                format!("{tag}: clean run (finished, no kernel splat)"),
+                o.run_problem(),
+            ),
+            Some(needle) => (
+                format!("{tag}: harness fails a run with a splat containing `{needle}`"),
+                expect_splat(&o, needle),
+            ),
         };
-        let log_hint = failure.as_ref().map(|f| format!("{f} [log: {}]", vm::show(root, &run.log)));
-        out.push(CaseResult { name, failure: log_hint });
+        let log_hint = failure
+            .as_ref()
+            .map(|f| format!("{f} [log: {}]", vm::show(root, &run.log)));
+        out.push(CaseResult {
+            name,
+            failure: log_hint,
+        });
         let reported_fail = o.cases.iter().any(|c| !c.pass);
         if let Some(code) = o.script_exit.filter(|&c| c != 0 && !reported_fail) {
             out.push(CaseResult {
@@ -168,7 +229,10 @@ pub fn judge(root: &Path, s: &Script, runs: &[Run]) -> Vec<CaseResult> {
             });
         }
         if o.booted && o.script_exit.is_none() && o.done {
-            out.push(CaseResult { name: format!("{tag}: script exit status"), failure: Some("no exit sentinel".into()) });
+            out.push(CaseResult {
+                name: format!("{tag}: script exit status"),
+                failure: Some("no exit sentinel".into()),
+            });
         }
     }
     out
@@ -179,7 +243,11 @@ pub fn print_splats(root: &Path, console: &str, log: &Path) {
     let lines: Vec<&str> = console.lines().collect();
     let found = splat::find(&lines);
     if let Some(first) = found.first() {
-        eprintln!("  {} splat line(s) in {}; first:", found.len(), vm::show(root, log));
+        eprintln!(
+            "  {} splat line(s) in {}; first:",
+            found.len(),
+            vm::show(root, log)
+        );
         for l in splat::excerpt(&lines, first, 12) {
             eprintln!("    {l}");
         }
@@ -188,14 +256,22 @@ pub fn print_splats(root: &Path, console: &str, log: &Path) {
 
 fn expect_splat(o: &Outcome, needle: &str) -> Option<String> {
     if !o.booted || !o.done {
-        return Some(format!("the run did not finish: {}", o.run_problem().unwrap_or_default()));
+        return Some(format!(
+            "the run did not finish: {}",
+            o.run_problem().unwrap_or_default()
+        ));
     }
     let problem = o.run_problem();
     let seen = o.splats.iter().any(|s| s.text.contains(needle));
     match (problem, seen) {
         (Some(p), true) if p.starts_with("kernel splat") => None,
-        (_, false) if o.splats.is_empty() => Some("no splat was detected: the harness would have passed this run".into()),
-        _ => Some(format!("splats seen, none containing `{needle}`: {}", o.splats[0].text)),
+        (_, false) if o.splats.is_empty() => {
+            Some("no splat was detected: the harness would have passed this run".into())
+        }
+        _ => Some(format!(
+            "splats seen, none containing `{needle}`: {}",
+            o.splats[0].text
+        )),
     }
 }
 
@@ -204,11 +280,23 @@ mod tests {
     use super::*;
 
     fn run(console: &str) -> Run {
-        Run { console: console.into(), timed_out: false, booted: true, log: "console.log".into(), wall: Duration::ZERO }
+        Run {
+            console: console.into(),
+            timed_out: false,
+            booted: true,
+            log: "console.log".into(),
+            wall: Duration::ZERO,
+        }
     }
 
     fn script(expect: Option<&str>) -> Script {
-        Script { name: "t".into(), path: "t.sh".into(), vms: 1, expect_splat: expect.map(String::from), timeout: 1 }
+        Script {
+            name: "t".into(),
+            path: "t.sh".into(),
+            vms: 1,
+            expect_splat: expect.map(String::from),
+            timeout: 1,
+        }
     }
 
     #[test]
@@ -224,12 +312,20 @@ mod tests {
     fn warn_splat_fails_a_normal_script_and_passes_the_meta_test() {
         let log = "RSIW-VM: boot\n[ 4.0] WARNING: CPU: 1 PID: 70 at warn.c:9 init+0x1/0x2 [rsiw_test_warn]\nRSIW-VM: script exit=0\nRSIW-VM: done\n";
         let normal = judge(Path::new("."), &script(None), &[run(log)]);
-        assert!(normal[0].failure.as_deref().unwrap().contains("kernel splat"));
+        assert!(normal[0]
+            .failure
+            .as_deref()
+            .unwrap()
+            .contains("kernel splat"));
         let meta = judge(Path::new("."), &script(Some("rsiw_test_warn")), &[run(log)]);
         assert!(meta[0].failure.is_none());
         let wrong = judge(Path::new("."), &script(Some("other_module")), &[run(log)]);
         assert!(wrong[0].failure.is_some());
-        let clean = judge(Path::new("."), &script(Some("rsiw_test_warn")), &[run("RSIW-VM: boot\nRSIW-VM: done\n")]);
+        let clean = judge(
+            Path::new("."),
+            &script(Some("rsiw_test_warn")),
+            &[run("RSIW-VM: boot\nRSIW-VM: done\n")],
+        );
         assert!(clean[0].failure.as_deref().unwrap().contains("no splat"));
     }
 
@@ -247,7 +343,10 @@ mod tests {
         let p = dir.join("pair.sh");
         std::fs::write(&p, "#!/bin/sh\n# rsiw-vms: 2\n# rsiw-timeout: 60\n# rsiw-expect-splat: X\necho\n# rsiw-vms: 9\n").unwrap();
         let s = Script::load(&p).unwrap();
-        assert_eq!((s.vms, s.timeout, s.expect_splat.as_deref(), s.name.as_str()), (2, 60, Some("X"), "pair"));
+        assert_eq!(
+            (s.vms, s.timeout, s.expect_splat.as_deref(), s.name.as_str()),
+            (2, 60, Some("X"), "pair")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

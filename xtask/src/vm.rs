@@ -96,20 +96,37 @@ impl Vm {
             Accel::Kvm => c.args(["-accel", "kvm", "-cpu", "host"]),
         };
         // qboot: SeaBIOS' MP table shows tinyconfig guests only one CPU.
-        c.args(["-bios", "/usr/share/qemu/qboot.rom", "-smp", "2", "-m", "1024"]);
-        c.args(["-nographic", "-no-reboot", "-kernel"]).arg(&self.bzimage).arg("-initrd").arg(&self.initrd);
-        c.arg("-append").arg(format!("{CMDLINE} {}", self.extra_cmdline).trim_end());
-        c.args(["-netdev", "user,id=n0", "-device"])
-            .arg(format!("virtio-net-pci,netdev=n0,mac=52:54:00:12:34:{:02x}", 0x56 + self.index));
+        c.args([
+            "-bios",
+            "/usr/share/qemu/qboot.rom",
+            "-smp",
+            "2",
+            "-m",
+            "1024",
+        ]);
+        c.args(["-nographic", "-no-reboot", "-kernel"])
+            .arg(&self.bzimage)
+            .arg("-initrd")
+            .arg(&self.initrd);
+        c.arg("-append")
+            .arg(format!("{CMDLINE} {}", self.extra_cmdline).trim_end());
+        c.args(["-netdev", "user,id=n0", "-device"]).arg(format!(
+            "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:{:02x}",
+            0x56 + self.index
+        ));
         if let Some(s) = self.socket {
             let net = match s {
                 SocketNic::Listen(p) => format!("socket,id=s0,listen=127.0.0.1:{p}"),
                 SocketNic::Connect(p) => format!("socket,id=s0,connect=127.0.0.1:{p}"),
             };
-            c.args(["-netdev", &net, "-device"])
-                .arg(format!("virtio-net-pci,netdev=s0,mac=52:54:00:ab:cd:{:02x}", 1 + self.index));
+            c.args(["-netdev", &net, "-device"]).arg(format!(
+                "virtio-net-pci,netdev=s0,mac=52:54:00:ab:cd:{:02x}",
+                1 + self.index
+            ));
         }
-        c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         c
     }
 }
@@ -128,16 +145,27 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
     let mut order: Vec<&Vm> = vms.iter().collect();
     order.sort_by_key(|v| !matches!(v.socket, Some(SocketNic::Listen(_))));
     for vm in order {
-        std::fs::create_dir_all(&vm.log_dir).with_context(|| format!("creating {}", vm.log_dir.display()))?;
+        std::fs::create_dir_all(&vm.log_dir)
+            .with_context(|| format!("creating {}", vm.log_dir.display()))?;
         let mut cmd = vm.command();
         let desc = crate::cmd::describe(&cmd);
         std::fs::write(vm.log_dir.join("qemu-cmdline.txt"), format!("{desc}\n"))?;
-        let mut child = cmd
-            .spawn()
-            .with_context(|| format!("could not start `{desc}`: install qemu-system-x86 (`cargo xtask setup`)"))?;
-        let prefix = if multi { format!("[{}] ", vm.name) } else { String::new() };
+        let mut child = cmd.spawn().with_context(|| {
+            format!("could not start `{desc}`: install qemu-system-x86 (`cargo xtask setup`)")
+        })?;
+        let prefix = if multi {
+            format!("[{}] ", vm.name)
+        } else {
+            String::new()
+        };
         let booted = Arc::new(AtomicBool::new(false));
-        let rx = pump(&mut child, vm.log_dir.join("console.log"), prefix, vm.echo, booted.clone())?;
+        let rx = pump(
+            &mut child,
+            vm.log_dir.join("console.log"),
+            prefix,
+            vm.echo,
+            booted.clone(),
+        )?;
         if let Some(SocketNic::Listen(p)) = vm.socket {
             wait_listening(p, &mut child)?;
         }
@@ -152,7 +180,8 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
             if child.try_wait()?.is_some() {
                 break;
             }
-            let boot_late = boot_deadline.is_some_and(|d| Instant::now() >= d && !booted.load(Ordering::Relaxed));
+            let boot_late = boot_deadline
+                .is_some_and(|d| Instant::now() >= d && !booted.load(Ordering::Relaxed));
             if Instant::now() >= deadline || boot_late {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -176,19 +205,35 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
         let booted = booted.load(Ordering::Relaxed);
         if timed_out {
             let msg = if booted {
-                format!("{}: killed QEMU after the {} s timeout", vm.name, vm.timeout.as_secs())
+                format!(
+                    "{}: killed QEMU after the {} s timeout",
+                    vm.name,
+                    vm.timeout.as_secs()
+                )
             } else {
-                format!("{}: killed QEMU: /init did not start within the boot timeout", vm.name)
+                format!(
+                    "{}: killed QEMU: /init did not start within the boot timeout",
+                    vm.name
+                )
             };
             eprintln!("{msg}");
             console.push_str(&format!("\n{msg}\n"));
         }
-        runs.push(Run { console, timed_out, booted, log, wall: start.elapsed() });
+        runs.push(Run {
+            console,
+            timed_out,
+            booted,
+            log,
+            wall: start.elapsed(),
+        });
     }
     // Results in the order the caller gave, not start order.
     let mut sorted = Vec::new();
     for vm in vms {
-        let i = runs.iter().position(|r| r.log == vm.log_dir.join("console.log")).context("lost a VM run")?;
+        let i = runs
+            .iter()
+            .position(|r| r.log == vm.log_dir.join("console.log"))
+            .context("lost a VM run")?;
         sorted.push(runs.swap_remove(i));
     }
     Ok(sorted)
@@ -206,7 +251,8 @@ fn pump(
     let out = child.stdout.take().context("qemu stdout")?;
     let mut err = child.stderr.take().context("qemu stderr")?;
     let (tx, rx) = mpsc::channel();
-    let mut file = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    let mut file =
+        std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
     std::thread::spawn(move || {
         let errs = std::thread::spawn(move || {
             let mut s = String::new();
