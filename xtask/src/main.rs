@@ -281,7 +281,11 @@ fn vm_suite(ctx: &Ctx, a: &Args) -> Result<(usize, Vec<String>)> {
                 }
             }
         }
+        let any_failed = failed.iter().any(|f: &String| f.starts_with(&s.name));
         for run in &runs {
+            if any_failed {
+                eprintln!("  console log: {}", vm::show(&ctx.root, &run.log));
+            }
             if s.expect_splat.is_none() {
                 suite::print_splats(&ctx.root, &run.console, &run.log);
             }

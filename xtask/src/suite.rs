@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! The VM suite: every `qemu/tests/*.sh` boots its own VM(s); cases and splats become results.
 
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, Flavour};
 use crate::image;
 use crate::outcome::{self, Outcome};
 use crate::splat;
@@ -171,7 +171,10 @@ fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
                 }
             }),
             echo,
-            extra_cmdline: String::new(),
+            extra_cmdline: match b.ctx.flavour {
+                Flavour::Debug => vm::DEBUG_CMDLINE.to_string(),
+                Flavour::Perf => String::new(),
+            },
         });
     }
     vm::run_all(&vms)
