@@ -2,7 +2,7 @@
 //! DDP segment headers (RFC 5041 §5): the control field, the Tagged Buffer header
 //! (§5.2) and the Untagged Buffer header (§5.3), as a byte view and a `Repr`.
 
-use crate::bytes::{be32, be64, put_be32, put_be64, put_u8, u8_at};
+use super::bytes::{be32, be64, put_be32, put_be64, put_u8, u8_at};
 
 /// DDP version this implementation speaks (RFC 5041 §5.1: DV = 01b).
 pub const VERSION: u8 = 1;

@@ -5,7 +5,7 @@
 //! The CRC field is always present on the wire: when CRC was not negotiated it is sent
 //! as zero and not checked on receipt (RFC 5044 §4.4 / §7.1), which is also what siw does.
 
-use crate::bytes::{be16, put_be16};
+use super::bytes::{be16, put_be16};
 
 /// Size of the ULPDU_Length field.
 pub const LEN_FIELD: usize = 2;

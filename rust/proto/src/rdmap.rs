@@ -3,9 +3,9 @@
 //! §4), the RDMA Read Request header (RFC 5040 §4.4), the Atomic Request/Response
 //! headers (RFC 7306 §5.2.1/§5.2.2) and the Immediate Data header (RFC 7306 §6).
 
-use crate::atomic::{AOpCode, AtomicFields};
-use crate::bytes::{be32, be64, put_be32, put_be64};
-use crate::terminate::TerminateRepr;
+use super::atomic::{AOpCode, AtomicFields};
+use super::bytes::{be32, be64, put_be32, put_be64};
+use super::terminate::TerminateRepr;
 
 /// RDMAP version this implementation speaks (RFC 5040 §4.1: RV = 01b).
 pub const VERSION: u8 = 1;

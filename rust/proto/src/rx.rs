@@ -32,13 +32,13 @@
 //! must then complete or flush every work request it touched since the last
 //! `segment_end`, whatever the failing header said.
 
-use crate::crc::{crc32c_finish, Crc32c, CRC32C_INIT};
-use crate::ddp::{self, Buffer};
-use crate::fpdu::{self, Marker, MARKER_INTERVAL, MARKER_LEN};
-use crate::rdmap::{
+use super::crc::{crc32c_finish, Crc32c, CRC32C_INIT};
+use super::ddp::{self, Buffer};
+use super::fpdu::{self, Marker, MARKER_INTERVAL, MARKER_LEN};
+use super::rdmap::{
     AtomicRequest, AtomicResponse, Control, Opcode, ReadRequest, IMMEDIATE_LEN, VERSION,
 };
-use crate::terminate::{TermCause, TerminateRepr};
+use super::terminate::{self, TermCause, TerminateRepr};
 
 /// Negotiated stream parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +53,7 @@ pub struct RxConfig {
     pub max_ulpdu: u16,
 }
 
-pub use crate::rdmap::Header as RdmapHeader;
+pub use super::rdmap::Header as RdmapHeader;
 
 /// Everything the module needs to accept or reject a DDP segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -729,21 +729,21 @@ impl<C: Crc32c> RxParser<C> {
         if q.opcode.is_some_and(|o| o != op) {
             return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
         }
-        if mo.checked_add(body_len as u32).is_none() || body_len > u32::MAX as usize {
+        if mo.checked_add(body_len as u32).is_none() {
             return Err(TermCause::DDP_MESSAGE_TOO_LONG);
         }
-        let fixed = match op {
-            Opcode::Terminate => Some(body_len.max(crate::terminate::HDR_LEN)),
-            _ => op.fixed_header_len(),
+        // Header-only messages fill exactly one last segment: RFC 5040 §4.4/§4.8, RFC 7306
+        // §5.2/§6 (Immediate Data is exactly 8 octets). More octets than the queue's
+        // buffer holds is "message too long" (RFC 5041 §7.2); fewer has no named code.
+        let bounds = match op {
+            Opcode::Terminate => Some((terminate::HDR_LEN, terminate::MAX_LEN)),
+            _ => op.fixed_header_len().map(|l| (l, l)),
         };
-        if let Some(len) = fixed {
-            // Header-only messages fill exactly one segment: RFC 5040 §4.4/§4.8,
-            // RFC 7306 §5.2/§6 (Immediate Data is exactly 8 octets). More octets than
-            // the queue's buffer holds is "message too long" (RFC 5041 §7.2).
-            if body_len > len || (op == Opcode::Terminate && body_len > crate::terminate::MAX_LEN) {
+        if let Some((min, max)) = bounds {
+            if body_len > max {
                 return Err(TermCause::DDP_MESSAGE_TOO_LONG);
             }
-            if body_len < len || !last {
+            if body_len < min || !last {
                 return Err(TermCause::RDMAP_UNSPECIFIED);
             }
         }

@@ -5,9 +5,9 @@
 //! The first word is encoded with explicit shifts in RFC bit order (Layer in the top
 //! nibble of octet 0), never with C bitfields: an MPA CRC error is `20 02 00 00`.
 
-use crate::bytes::{be16, be32, put_be16, put_be32, put_slice, u8_at};
-use crate::ddp;
-use crate::rdmap::{Control, Opcode, ReadRequest};
+use super::bytes::{be16, be32, put_be16, put_be32, put_slice, u8_at};
+use super::ddp;
+use super::rdmap::{Control, Opcode, ReadRequest};
 
 /// Layer (first nibble) and error type (second nibble) and code of a Terminate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,10 +26,10 @@
 
 use core::ops::Range;
 
-use crate::crc::{crc32c_finish, Crc32c, CRC32C_INIT};
-use crate::ddp::{self, Buffer};
-use crate::fpdu::{self, Marker, MARKER_INTERVAL, MARKER_LEN};
-use crate::rdmap::{self, AtomicRequest, Control, Header, Opcode};
+use super::crc::{crc32c_finish, Crc32c, CRC32C_INIT};
+use super::ddp::{self, Buffer};
+use super::fpdu::{self, Marker, MARKER_INTERVAL, MARKER_LEN};
+use super::rdmap::{AtomicRequest, Control, Header, Opcode};
 
 /// Negotiated stream parameters for the sending direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -395,9 +395,6 @@ impl<'a> Iterator for Pieces<'a> {
         }
     }
 }
-
-/// The queue numbers of RDMAP, re-exported for callers building [`TxMessage`]s.
-pub use rdmap::{QN_ATOMIC_RESPONSE, QN_READ, QN_SEND, QN_TERMINATE};
 
 #[cfg(test)]
 mod test {
