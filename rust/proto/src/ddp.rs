@@ -274,6 +274,13 @@ impl Repr {
     }
 }
 
+/// Whether `[to, to + len)` lies within a tagged buffer `[base, base + size)`, computed
+/// without overflow for any inputs (RFC 5041 §7.2 base/bounds; siw's `addr + len` check
+/// lets a wrapping TO through): `to >= base && len <= size && to - base <= size - len`.
+pub const fn within(base: u64, size: u64, to: u64, len: u64) -> bool {
+    to >= base && len <= size && to - base <= size - len
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
@@ -347,6 +354,20 @@ mod test {
             Repr::parse(&Packet::new_unchecked(&t[..])),
             Err(Error::Version { tagged: true })
         );
+    }
+
+    #[test]
+    fn bounds_without_overflow() {
+        assert!(within(0x1000, 0x100, 0x1000, 0x100));
+        assert!(within(0x1000, 0x100, 0x10ff, 1));
+        assert!(within(0x1000, 0x100, 0x1100, 0));
+        assert!(!within(0x1000, 0x100, 0x10ff, 2));
+        assert!(!within(0x1000, 0x100, 0xfff, 1));
+        assert!(!within(0x1000, 0x100, 0x1000, 0x101));
+        // A TO near 2^64 whose end wraps must not pass.
+        assert!(!within(0x1000, 0x100, u64::MAX, 0x1002));
+        assert!(!within(0, u64::MAX, u64::MAX, 2));
+        assert!(within(0, u64::MAX, u64::MAX - 1, 1));
     }
 
     #[test]
