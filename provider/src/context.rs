@@ -2,7 +2,7 @@
 //! The device context (one per `ibv_open_device`) and the device and port queries.
 
 use crate::abi::{self, GetContextResp};
-use crate::{cmem, pd, sys};
+use crate::{cmem, device, pd, sys};
 use core::ffi::{c_int, c_void};
 use core::mem::{offset_of, size_of, size_of_val};
 use core::ptr::{addr_of_mut, null_mut};
@@ -40,16 +40,12 @@ pub unsafe extern "C" fn alloc_context(
 ) -> *mut sys::verbs_context {
     // The C macro passes the member's offset disguised as a pointer.
     let offset = offset_of!(Context, vctx) as *mut sys::verbs_context;
+    // SAFETY: libibverbs only opens devices our alloc_device made.
+    let driver_id = unsafe { (*device::from_ibv(device)).driver_id };
     // SAFETY: device and cmd_fd come from libibverbs; it calloc's a Context-sized
     // block, initialises the verbs_context at `offset`, and closes cmd_fd on failure.
     let ctx = unsafe {
-        sys::_verbs_init_and_alloc_context(
-            device,
-            cmd_fd,
-            size_of::<Context>(),
-            offset,
-            sys::rdma_driver_id_RDMA_DRIVER_UNKNOWN,
-        )
+        sys::_verbs_init_and_alloc_context(device, cmd_fd, size_of::<Context>(), offset, driver_id)
     }
     .cast::<Context>();
     if ctx.is_null() {
@@ -75,18 +71,17 @@ pub unsafe extern "C" fn alloc_context(
         e => e,
     };
     if rc != 0 {
-        if rc == sys::EPROTO as c_int {
-            // SAFETY: vctx is initialised; the format takes one u32 argument.
-            unsafe {
-                sys::__verbs_log(
-                    vctx,
-                    sys::VERBS_LOG_ERR,
-                    c"rsiw: kernel speaks user ABI %u, this provider %u\n".as_ptr(),
-                    resp.drv.abi_version,
-                    rsiw_abi::ABI_VERSION,
-                )
-            };
-        }
+        // SAFETY: vctx is initialised; the format takes an int and two u32s.
+        unsafe {
+            sys::__verbs_log(
+                vctx,
+                sys::VERBS_LOG_ERR,
+                c"rsiw: no user context: error %d (kernel user ABI %u, provider %u)\n".as_ptr(),
+                rc,
+                resp.drv.abi_version,
+                rsiw_abi::ABI_VERSION,
+            )
+        };
         // SAFETY: undo the init (this closes cmd_fd, destroying any ucontext) and
         // free the block libibverbs calloc'ed; neither is used again.
         unsafe {

@@ -4,7 +4,8 @@
 
 use crate::{cmem, context, sys};
 use core::ffi::CStr;
-use core::ptr::null_mut;
+use core::mem::offset_of;
+use core::ptr::{addr_of_mut, null_mut};
 use rsiw_abi::ABI_VERSION;
 
 /// The provider's name (`verbs_device_ops::name`).
@@ -56,19 +57,56 @@ extern "C" fn register() {
 #[link_section = ".init_array"]
 static REGISTER: extern "C" fn() = register;
 
-/// `verbs_device_ops::alloc_device`: libibverbs initialises the object it gets back.
-extern "C" fn alloc_device(_sysfs_dev: *mut sys::verbs_sysfs_dev) -> *mut sys::verbs_device {
-    cmem::calloc::<sys::verbs_device>().map_or(null_mut(), |p| p.as_ptr())
+/// rsiw's per-device object.
+#[repr(C)]
+pub struct Device {
+    /// libibverbs' part, first: libibverbs and [`from_ibv`] rely on it.
+    pub vdev: sys::verbs_device,
+    /// The kernel device's `driver_id`. The kernel refuses every ioctl whose header
+    /// carries another id, so the context must be created with this one: rsiw has
+    /// none (`RDMA_DRIVER_UNKNOWN`), but it is what the kernel says that counts.
+    pub driver_id: u32,
+}
+
+/// `verbs_device_ops::alloc_device`: libibverbs initialises `vdev` itself.
+///
+/// # Safety
+///
+/// libibverbs passes the sysfs device it matched, valid for the call.
+unsafe extern "C" fn alloc_device(sysfs_dev: *mut sys::verbs_sysfs_dev) -> *mut sys::verbs_device {
+    let Some(dev) = cmem::calloc::<Device>() else {
+        return null_mut();
+    };
+    let dev = dev.as_ptr();
+    // SAFETY: sysfs_dev is valid for the call (or NULL); dev is a live zeroed Device.
+    unsafe {
+        if let Some(sysfs) = sysfs_dev.as_ref() {
+            (*dev).driver_id = sysfs.driver_id;
+        }
+        addr_of_mut!((*dev).vdev)
+    }
+}
+
+/// The [`Device`] behind an `ibv_device` of ours.
+///
+/// # Safety
+///
+/// `ibdev` must be the `vdev.device` member of a live [`Device`].
+pub unsafe fn from_ibv(ibdev: *mut sys::ibv_device) -> *mut Device {
+    const _: () =
+        assert!(offset_of!(Device, vdev) == 0 && offset_of!(sys::verbs_device, device) == 0);
+    ibdev.cast()
 }
 
 /// `verbs_device_ops::uninit_device`: the last reference to the device is gone.
 ///
 /// # Safety
 ///
-/// `dev` comes from [`alloc_device`]; libibverbs does not use it afterwards.
-unsafe extern "C" fn uninit_device(dev: *mut sys::verbs_device) {
-    // SAFETY: `dev` was calloc'ed by alloc_device and libibverbs gives it up here.
-    unsafe { cmem::free(dev) }
+/// `vdev` comes from [`alloc_device`]; libibverbs does not use it afterwards.
+unsafe extern "C" fn uninit_device(vdev: *mut sys::verbs_device) {
+    // SAFETY: vdev is the first member of the Device alloc_device calloc'ed, and
+    // libibverbs gives it up here.
+    unsafe { cmem::free(vdev.cast::<Device>()) }
 }
 
 #[cfg(test)]
