@@ -131,7 +131,7 @@ fn generate(root: &Path, src: &Path) -> Result<()> {
                 "-DENABLE_RESOLVE_NEIGH=0",
             ])
             .arg(src),
-        "apt-get install cmake ninja-build pkg-config python3 (see the cmake error above)",
+        "apt-get install cmake ninja-build pkg-config python3; if cmake ran, its error is printed above",
     )?;
     cmd::stdout(
         Command::new("ninja").current_dir(&build).args(GENERATED),
@@ -197,6 +197,24 @@ mod test {
             "second call took {:?}",
             t.elapsed()
         );
+        fs::remove_dir_all(&cache).expect("clean up");
+    }
+
+    #[test]
+    fn a_complete_cache_is_not_touched() {
+        let cache =
+            std::env::temp_dir().join(format!("rsiw-rdma-core-stamp-{}", std::process::id()));
+        let root = cache.join(DIR);
+        fs::create_dir_all(&root).expect("create cache");
+        fs::write(root.join(".complete"), format!("{CRATE} {CRATE_SHA256}\n")).expect("stamp");
+        // Nothing else is there: any download, extraction or cmake would fail or add files.
+        assert_eq!(ensure(&cache).expect("ensure"), root);
+        let mut names: Vec<_> = fs::read_dir(&root)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, [".complete"]);
         fs::remove_dir_all(&cache).expect("clean up");
     }
 
