@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Out-of-tree build of rsiw.ko:
+#   make KDIR=<kernel build tree>          build rust/../rsiw.ko
+#   make KDIR=<kernel build tree> clean
+# The kernel must have CONFIG_RUST=y and CONFIG_INFINIBAND. A module must be
+# built with the same compiler as its kernel: for a clang-built tree LLVM is
+# derived from the tree's .config unless given on the command line.
+
+KDIR ?= /lib/modules/$(shell uname -r)/build
+
+ifeq ($(wildcard $(KDIR)/.config),)
+$(error KDIR=$(KDIR) is not a configured kernel build tree (no .config); pass KDIR=<kernel build tree>)
+endif
+
+ifeq ($(origin LLVM),undefined)
+ifneq ($(shell grep -x 'CONFIG_CC_IS_CLANG=y' $(KDIR)/.config),)
+clang_major := $(shell sed -n 's/^CONFIG_CLANG_VERSION=\([0-9]*\)[0-9][0-9][0-9][0-9]$$/\1/p' $(KDIR)/.config)
+ifneq ($(shell command -v ld.lld-$(clang_major)),)
+LLVM := -$(clang_major)
+else ifneq ($(shell ld.lld --version 2>/dev/null | grep -E 'LLD $(clang_major)\.'),)
+LLVM := 1
+else
+$(error $(KDIR) was built with clang $(clang_major) but ld.lld-$(clang_major) is missing: install lld-$(clang_major) (e.g. apt-get install lld-$(clang_major)) or pass LLVM=...)
+endif
+endif
+endif
+
+ifdef LLVM
+llvm_arg := LLVM=$(LLVM)
+endif
+
+all modules:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(llvm_arg) modules
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(llvm_arg) clean
+
+.PHONY: all modules clean

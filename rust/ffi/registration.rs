@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Module-lifetime registration: the C shim's link ops and netdev notifier,
+//! bound to the device [`Registry`] they report to.
+
+use super::{bindings, registry::Registry};
+use crate::abi;
+use core::mem::size_of;
+use kernel::{error::to_result, prelude::*, sync::Arc, types::ForeignOwnable};
+
+/// The registered `rdma_link_ops` (type `rsiw`) and netdevice notifier.
+///
+/// # Invariants
+///
+/// `ctx` is `registry` in foreign form, handed to the shim by
+/// `rsiw_shim_init`; it is converted back only in [`Drop`], after
+/// `rsiw_shim_exit` and [`Registry::unregister_all`], when no callback can
+/// use it any more.
+pub(crate) struct Registration {
+    registry: Arc<Registry>,
+    ctx: *const core::ffi::c_void,
+}
+
+// SAFETY: `ctx` is only an owned `Arc` in foreign form.
+unsafe impl Send for Registration {}
+// SAFETY: `&Registration` exposes nothing.
+unsafe impl Sync for Registration {}
+
+impl Registration {
+    /// Checks the bindings against the C compiler's layout, then registers
+    /// link ops and the notifier.
+    pub(crate) fn new() -> Result<Self> {
+        check_layout()?;
+        let registry = Arc::pin_init(Registry::new(), GFP_KERNEL)?;
+        let ctx = registry.clone().into_foreign();
+        // SAFETY: `ctx` stays valid until `Drop` (type invariant).
+        let ret = unsafe { bindings::rsiw_shim_init(ctx, abi::ABI_VERSION) };
+        if let Err(e) = to_result(ret) {
+            // SAFETY: the shim failed before publishing `ctx`.
+            drop(unsafe { Arc::<Registry>::from_foreign(ctx) });
+            return Err(e);
+        }
+        // INVARIANT: `ctx` was published to the shim.
+        Ok(Self { registry, ctx })
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        // SAFETY: registered in `new`; waits for a running newlink.
+        unsafe { bindings::rsiw_shim_exit() };
+        self.registry.unregister_all();
+        // SAFETY: no callback can run any more (see the type invariant).
+        drop(unsafe { Arc::<Registry>::from_foreign(self.ctx) });
+    }
+}
+
+/// Refuses to load if bindgen's view of a shared structure differs from C's.
+fn check_layout() -> Result {
+    let mut c = bindings::rsiw_layout::default();
+    // SAFETY: `c` is writable.
+    unsafe { bindings::rsiw_shim_layout(&mut c) };
+    let rust = [
+        size_of::<bindings::ib_device>(),
+        size_of::<bindings::ib_device_attr>(),
+        size_of::<bindings::ib_port_attr>(),
+        size_of::<bindings::ib_port_immutable>(),
+        size_of::<bindings::ib_udata>(),
+        size_of::<bindings::ib_pd>(),
+        size_of::<bindings::ib_ucontext>(),
+        size_of::<bindings::rsiw_ibdev>(),
+        size_of::<bindings::rsiw_pd>(),
+        size_of::<bindings::rsiw_ucontext>(),
+    ];
+    let c = [
+        c.ib_device,
+        c.ib_device_attr,
+        c.ib_port_attr,
+        c.ib_port_immutable,
+        c.ib_udata,
+        c.ib_pd,
+        c.ib_ucontext,
+        c.rsiw_ibdev,
+        c.rsiw_pd,
+        c.rsiw_ucontext,
+    ];
+    if rust != c {
+        pr_err!("bindings do not match the kernel: Rust sizes {:?}, C sizes {:?}\n", rust, c);
+        return Err(EINVAL);
+    }
+    Ok(())
+}

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rsiw C shim: the ib_device_ops / rdma_link_ops / netdevice notifier tables
+ * (pointing at the Rust callbacks) and wrappers for the static-inline kernel
+ * helpers and macros that bindgen cannot expose (ib_alloc_device(),
+ * INIT_RDMA_OBJ_SIZE(), dev_hold(), netif_running(), ...).
+ */
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include "shim.h"
+
+/* The Rust registry; set once in rsiw_shim_init() before any table is live. */
+static const void *rsiw_ctx;
+
+static int rsiw_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	return rsiw_rust_newlink(rsiw_ctx, ibdev_name, ndev);
+}
+
+static void rsiw_dealloc_driver(struct ib_device *ibdev)
+{
+	rsiw_rust_dealloc_driver(rsiw_ctx, ibdev);
+}
+
+static int rsiw_netdev_event(struct notifier_block *nb, unsigned long event,
+			     void *arg)
+{
+	rsiw_rust_netdev_event(rsiw_ctx, netdev_notifier_info_to_dev(arg),
+			       event);
+	return NOTIFY_OK;
+}
+
+/* Not const: uverbs_abi_ver comes from the Rust ABI crate at init. */
+static struct ib_device_ops rsiw_device_ops = {
+	.owner = THIS_MODULE,
+	/* 6.12's enum rdma_driver_id is closed; the provider matches by name. */
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+
+	.alloc_pd = rsiw_rust_alloc_pd,
+	.alloc_ucontext = rsiw_rust_alloc_ucontext,
+	.dealloc_driver = rsiw_dealloc_driver,
+	.dealloc_pd = rsiw_rust_dealloc_pd,
+	.dealloc_ucontext = rsiw_rust_dealloc_ucontext,
+	.get_port_immutable = rsiw_rust_get_port_immutable,
+	.query_device = rsiw_rust_query_device,
+	.query_gid = rsiw_rust_query_gid,
+	.query_pkey = rsiw_rust_query_pkey,
+	.query_port = rsiw_rust_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, rsiw_pd, base),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, rsiw_ucontext, base),
+};
+
+static struct rdma_link_ops rsiw_link_ops = {
+	.type = "rsiw",
+	.newlink = rsiw_newlink,
+};
+
+static struct notifier_block rsiw_netdev_nb = {
+	.notifier_call = rsiw_netdev_event,
+};
+
+int rsiw_shim_init(const void *ctx, u32 uverbs_abi_ver)
+{
+	int rv;
+
+	rsiw_ctx = ctx;
+	rsiw_device_ops.uverbs_abi_ver = uverbs_abi_ver;
+	rv = register_netdevice_notifier(&rsiw_netdev_nb);
+	if (rv)
+		return rv;
+	rdma_link_register(&rsiw_link_ops);
+	return 0;
+}
+
+void rsiw_shim_exit(void)
+{
+	/* Waits for a running newlink (link_ops_rwsem) before returning. */
+	rdma_link_unregister(&rsiw_link_ops);
+	unregister_netdevice_notifier(&rsiw_netdev_nb);
+}
+
+void rsiw_shim_layout(struct rsiw_layout *l)
+{
+	l->ib_device = sizeof(struct ib_device);
+	l->ib_device_attr = sizeof(struct ib_device_attr);
+	l->ib_port_attr = sizeof(struct ib_port_attr);
+	l->ib_port_immutable = sizeof(struct ib_port_immutable);
+	l->ib_udata = sizeof(struct ib_udata);
+	l->ib_pd = sizeof(struct ib_pd);
+	l->ib_ucontext = sizeof(struct ib_ucontext);
+	l->rsiw_ibdev = sizeof(struct rsiw_ibdev);
+	l->rsiw_pd = sizeof(struct rsiw_pd);
+	l->rsiw_ucontext = sizeof(struct rsiw_ucontext);
+}
+
+static struct rsiw_ibdev *to_rsiw_ibdev(const struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct rsiw_ibdev, base);
+}
+
+struct ib_device *rsiw_shim_alloc_device(const struct rsiw_dev_init *init,
+					 const void *priv)
+{
+	struct rsiw_ibdev *dev = ib_alloc_device(rsiw_ibdev, base);
+	struct ib_device *base;
+
+	if (!dev)
+		return NULL;
+	base = &dev->base;
+	dev->priv = priv;
+	base->node_type = RDMA_NODE_RNIC;
+	base->node_guid = init->node_guid;
+	base->phys_port_cnt = 1;
+	base->num_comp_vectors = init->num_comp_vectors;
+	memcpy(base->node_desc, init->node_desc, sizeof(base->node_desc));
+	ib_set_device_ops(base, &rsiw_device_ops);
+	return base;
+}
+
+const void *rsiw_shim_device_priv(const struct ib_device *ibdev)
+{
+	return to_rsiw_ibdev(ibdev)->priv;
+}
+
+const void *rsiw_shim_take_priv(struct ib_device *ibdev)
+{
+	const void *priv = to_rsiw_ibdev(ibdev)->priv;
+
+	to_rsiw_ibdev(ibdev)->priv = NULL;
+	return priv;
+}
+
+bool rsiw_shim_device_try_get(struct ib_device *ibdev)
+{
+	return ib_device_try_get(ibdev);
+}
+
+void rsiw_shim_device_hold(struct ib_device *ibdev)
+{
+	get_device(&ibdev->dev);
+}
+
+void rsiw_shim_device_release(struct ib_device *ibdev)
+{
+	put_device(&ibdev->dev);
+}
+
+void rsiw_shim_port_event(struct ib_device *ibdev, u32 port,
+			  enum ib_event_type type)
+{
+	struct ib_event event = {
+		.device = ibdev,
+		.element.port_num = port,
+		.event = type,
+	};
+
+	ib_dispatch_event(&event);
+}
+
+int rsiw_shim_copy_to_udata(struct ib_udata *udata, const void *src,
+			    size_t len)
+{
+	if (udata->outlen < len)
+		return -EINVAL;
+	return copy_to_user(udata->outbuf, src, len) ? -EFAULT : 0;
+}
+
+void rsiw_shim_netdev_hold(struct net_device *ndev)
+{
+	dev_hold(ndev);
+}
+
+void rsiw_shim_netdev_put(struct net_device *ndev)
+{
+	dev_put(ndev);
+}
+
+bool rsiw_shim_netdev_active(const struct net_device *ndev)
+{
+	return netif_running(ndev) && netif_carrier_ok(ndev);
+}
+
+unsigned int rsiw_shim_netdev_mtu(const struct net_device *ndev)
+{
+	return READ_ONCE(ndev->mtu);
+}
+
+unsigned int rsiw_shim_netdev_addr(const struct net_device *ndev, u8 *mac,
+				   unsigned int len)
+{
+	unsigned int n = min_t(unsigned int, ndev->addr_len, len);
+
+	memcpy(mac, ndev->dev_addr, n);
+	return n;
+}
+
+void rsiw_shim_random_mac(u8 *mac)
+{
+	eth_random_addr(mac);
+}
+
+MODULE_ALIAS_RDMA_LINK("rsiw");

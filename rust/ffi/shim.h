@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rsiw C shim interface: the container layouts, the static-inline helpers the
+ * Rust side cannot call directly, and the Rust callbacks the C ops tables
+ * point to. This header is also the bindgen input for the module's bindings.
+ */
+#ifndef RSIW_SHIM_H
+#define RSIW_SHIM_H
+
+#include <linux/netdevice.h>
+#include <linux/net.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_umem.h>
+#include <rdma/iw_cm.h>
+#include <rdma/rdma_netlink.h>
+
+/* The ib_device container; the core allocates it with ib_alloc_device(). */
+struct rsiw_ibdev {
+	struct ib_device base;
+	/* Rust per-device state (an Arc<Device> in foreign form). */
+	const void *priv;
+};
+
+/* Protection domain container (INIT_RDMA_OBJ_SIZE). */
+struct rsiw_pd {
+	struct ib_pd base;
+	u32 pdn;
+};
+
+/* User context container (INIT_RDMA_OBJ_SIZE). */
+struct rsiw_ucontext {
+	struct ib_ucontext base;
+};
+
+/* Static device properties the Rust side decides; applied before registration. */
+struct rsiw_dev_init {
+	__be64 node_guid;
+	u32 num_comp_vectors;
+	char node_desc[IB_DEVICE_NODE_DESC_MAX];
+};
+
+/* Sizes as the C compiler sees them; checked against bindgen's at load. */
+struct rsiw_layout {
+	size_t ib_device;
+	size_t ib_device_attr;
+	size_t ib_port_attr;
+	size_t ib_port_immutable;
+	size_t ib_udata;
+	size_t ib_pd;
+	size_t ib_ucontext;
+	size_t rsiw_ibdev;
+	size_t rsiw_pd;
+	size_t rsiw_ucontext;
+};
+
+/* --- Shim services called from Rust (rust/ffi/shim.c) --- */
+void rsiw_shim_layout(struct rsiw_layout *layout);
+int rsiw_shim_init(const void *ctx, u32 uverbs_abi_ver);
+void rsiw_shim_exit(void);
+struct ib_device *rsiw_shim_alloc_device(const struct rsiw_dev_init *init,
+					 const void *priv);
+const void *rsiw_shim_device_priv(const struct ib_device *ibdev);
+const void *rsiw_shim_take_priv(struct ib_device *ibdev);
+bool rsiw_shim_device_try_get(struct ib_device *ibdev);
+void rsiw_shim_device_hold(struct ib_device *ibdev);
+void rsiw_shim_device_release(struct ib_device *ibdev);
+void rsiw_shim_port_event(struct ib_device *ibdev, u32 port,
+			  enum ib_event_type event);
+int rsiw_shim_copy_to_udata(struct ib_udata *udata, const void *src,
+			    size_t len);
+void rsiw_shim_netdev_hold(struct net_device *ndev);
+void rsiw_shim_netdev_put(struct net_device *ndev);
+bool rsiw_shim_netdev_active(const struct net_device *ndev);
+unsigned int rsiw_shim_netdev_mtu(const struct net_device *ndev);
+unsigned int rsiw_shim_netdev_addr(const struct net_device *ndev, u8 *mac,
+				   unsigned int len);
+void rsiw_shim_random_mac(u8 *mac);
+
+/* --- Rust callbacks (rust/ffi/callbacks.rs); ctx is the Rust registry --- */
+int rsiw_rust_newlink(const void *ctx, const char *ibdev_name,
+		      struct net_device *ndev);
+void rsiw_rust_netdev_event(const void *ctx, struct net_device *ndev,
+			    unsigned long event);
+void rsiw_rust_dealloc_driver(const void *ctx, struct ib_device *ibdev);
+int rsiw_rust_query_device(struct ib_device *ibdev,
+			   struct ib_device_attr *attr, struct ib_udata *udata);
+int rsiw_rust_query_port(struct ib_device *ibdev, u32 port,
+			 struct ib_port_attr *attr);
+int rsiw_rust_get_port_immutable(struct ib_device *ibdev, u32 port,
+				 struct ib_port_immutable *imm);
+int rsiw_rust_query_gid(struct ib_device *ibdev, u32 port, int index,
+			union ib_gid *gid);
+int rsiw_rust_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			 u16 *pkey);
+int rsiw_rust_alloc_ucontext(struct ib_ucontext *uctx,
+			     struct ib_udata *udata);
+void rsiw_rust_dealloc_ucontext(struct ib_ucontext *uctx);
+int rsiw_rust_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
+int rsiw_rust_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
+
+#endif /* RSIW_SHIM_H */

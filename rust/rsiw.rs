@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! rsiw: a software iWARP RNIC (RFC 5040, RFC 5041, RFC 5044, RFC 7306) for
+//! the Linux RDMA subsystem.
+
+mod device;
+mod driver;
+mod ffi;
+mod link;
+mod netdev_events;
+mod verbs;
+
+/// The user ABI shared with the rdma-core provider.
+#[path = "abi/src/lib.rs"]
+#[allow(unused_attributes, unreachable_pub, dead_code)]
+mod abi;
+
+/// The protocol core (MPA, DDP, RDMAP), shared with host tests.
+#[path = "proto/src/lib.rs"]
+#[allow(unused_attributes, unreachable_pub, dead_code, unused_imports)]
+mod proto;
+
+use driver::RsiwModule;
+
+kernel::prelude::module! {
+    type: RsiwModule,
+    name: "rsiw",
+    author: "rsiw developers",
+    description: "Software iWARP RNIC",
+    license: "Dual BSD/GPL",
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Device-level verbs: device and port queries, user contexts and protection
+//! domains. Queue pairs, CQs and MRs do not exist yet, and the limits say so.
+
+use crate::{
+    abi,
+    device::Device,
+    ffi::{
+        attr::{DeviceAttr, PortAttr, PortImmutable},
+        bindings,
+        ib::IbDev,
+        udata::Udata,
+    },
+};
+use kernel::prelude::*;
+
+/// Vendor id: ASCII "rsw"; not an IEEE OUI (rsiw is software).
+pub(crate) const VENDOR_ID: u32 = 0x0072_7377;
+/// Vendor part id.
+pub(crate) const VENDOR_PART_ID: u32 = 1;
+/// Firmware version 0.1.0 (`major << 32 | minor << 16 | patch`).
+pub(crate) const FW_VER: u64 = 1 << 16;
+/// Protection domains per device.
+pub(crate) const MAX_PD: u32 = 1024;
+/// The only port.
+const PORT: u32 = 1;
+/// Largest message: a DDP Message Offset is 32 bits (RFC 5041 §5.2).
+const MAX_MSG_SZ: u32 = u32::MAX;
+
+fn check_port(port: u32) -> Result {
+    if port == PORT {
+        Ok(())
+    } else {
+        Err(EINVAL)
+    }
+}
+
+/// `query_device`: the limits of what is implemented today.
+pub(crate) fn query_device(dev: &Device, udata: Option<&Udata<'_>>) -> Result<DeviceAttr> {
+    // No driver-specific query_device input or output is defined.
+    if let Some(u) = udata {
+        if u.inlen() != 0 || u.outlen() != 0 {
+            return Err(EINVAL);
+        }
+    }
+    let guid = crate::link::node_guid(dev.mac());
+    Ok(DeviceAttr {
+        fw_ver: FW_VER,
+        sys_image_guid: guid,
+        vendor_id: VENDOR_ID,
+        vendor_part_id: VENDOR_PART_ID,
+        hw_ver: 0,
+        page_size_cap: kernel::page::PAGE_SIZE as u64,
+        max_mr_size: 0,
+        max_qp: 0,
+        max_qp_wr: 0,
+        max_sge: 0,
+        max_cq: 0,
+        max_cqe: 0,
+        max_mr: 0,
+        max_pd: MAX_PD,
+        device_cap_flags: 0,
+        // Lets `rdma link delete` unregister the device.
+        kernel_cap_flags: u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),
+    })
+}
+
+/// Path MTU enum for a netdev MTU (the largest IB MTU that fits).
+fn mtu_enum(mtu: u32) -> bindings::ib_mtu {
+    match mtu {
+        4096.. => bindings::ib_mtu_IB_MTU_4096,
+        2048.. => bindings::ib_mtu_IB_MTU_2048,
+        1024.. => bindings::ib_mtu_IB_MTU_1024,
+        512.. => bindings::ib_mtu_IB_MTU_512,
+        _ => bindings::ib_mtu_IB_MTU_256,
+    }
+}
+
+/// `query_port`: state and MTU follow the netdev.
+pub(crate) fn query_port(ib: &IbDev<'_>, dev: &Device, port: u32) -> Result<PortAttr> {
+    check_port(port)?;
+    let mtu = dev.netdev().mtu();
+    let (active_speed, active_width) = ib.eth_speed().unwrap_or((
+        bindings::ib_port_speed_IB_SPEED_SDR as u16,
+        bindings::ib_port_width_IB_WIDTH_1X as u8,
+    ));
+    Ok(PortAttr {
+        state: dev.port_state(),
+        max_mtu: bindings::ib_mtu_IB_MTU_4096,
+        active_mtu: mtu_enum(mtu),
+        phys_mtu: mtu,
+        gid_tbl_len: 1,
+        pkey_tbl_len: 1,
+        max_msg_sz: MAX_MSG_SZ,
+        active_speed,
+        active_width,
+    })
+}
+
+/// `get_port_immutable`: one iWARP port, one GID, one P_Key.
+pub(crate) fn port_immutable(_dev: &Device, port: u32) -> Result<PortImmutable> {
+    check_port(port)?;
+    Ok(PortImmutable {
+        pkey_tbl_len: 1,
+        gid_tbl_len: 1,
+        core_cap_flags: bindings::RDMA_CORE_PORT_IWARP,
+    })
+}
+
+/// `query_gid`: the netdev's MAC, zero padded (the iWARP convention).
+pub(crate) fn query_gid(dev: &Device, port: u32, index: i32) -> Result<[u8; 16]> {
+    check_port(port)?;
+    if index != 0 {
+        return Err(EINVAL);
+    }
+    let mut gid = [0u8; 16];
+    for (g, m) in gid.iter_mut().zip(dev.mac()) {
+        *g = m;
+    }
+    Ok(gid)
+}
+
+/// `query_pkey`: iWARP has no partitions; the one entry is the default key.
+pub(crate) fn query_pkey(_dev: &Device, port: u32, index: u16) -> Result<u16> {
+    check_port(port)?;
+    if index != 0 {
+        return Err(EINVAL);
+    }
+    Ok(0xffff)
+}
+
+/// `alloc_ucontext`: tells the provider which ABI the module speaks.
+pub(crate) fn alloc_ucontext(_dev: &Device, udata: Option<&mut Udata<'_>>) -> Result {
+    // Contexts exist only for user space.
+    let udata = udata.ok_or(EINVAL)?;
+    udata.respond(&abi::AllocUcontextResp {
+        abi_version: abi::ABI_VERSION,
+        reserved: 0,
+    })
+}
+
+/// `dealloc_ucontext`: a context owns nothing yet.
+pub(crate) fn dealloc_ucontext(_dev: &Device) {}
+
+/// `alloc_pd`: counts the PD against [`MAX_PD`]; user PDs learn their number.
+pub(crate) fn alloc_pd(dev: &Device, udata: Option<&mut Udata<'_>>) -> Result<u32> {
+    let pdn = dev.get_pd(MAX_PD).ok_or(ENOMEM)?;
+    if let Some(u) = udata {
+        if let Err(e) = u.respond(&abi::AllocPdResp { pdn, reserved: 0 }) {
+            dev.put_pd();
+            return Err(e);
+        }
+    }
+    Ok(pdn)
+}
+
+/// `dealloc_pd`.
+pub(crate) fn dealloc_pd(dev: &Device, _pdn: u32) {
+    dev.put_pd();
+}
