@@ -87,6 +87,21 @@ peer_addr() {
     echo "10.0.9.$((2 - RSIW_VM_INDEX))"
 }
 
+# signal_peer PORT: release the other VM from its `wait_peer PORT` (retries until it listens).
+signal_peer() {
+    retry 60 sh -c "echo go | timeout 5 nc -w 2 $(peer_addr) $1"
+}
+
+# wait_peer PORT: block until the other VM runs `signal_peer PORT` (at most 120 s).
+wait_peer() {
+    timeout 120 nc -l -p "$1" </dev/null | grep -q go
+}
+
+# wait_rdma_listen: wait until an RDMA CM ID is listening here (e.g. an rping server is up).
+wait_rdma_listen() {
+    retry 30 sh -c 'rdma resource show cm_id | grep -q LISTEN'
+}
+
 # require_rsiw NAME: fails NAME (and returns 1) if rsiw.ko is not in the image.
 require_rsiw() {
     if [ -n "$RSIW_KO_MISSING" ]; then fail "$1" "$RSIW_KO_MISSING"; return 1; fi

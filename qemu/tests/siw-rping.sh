@@ -10,9 +10,8 @@ check_output "ibv_devinfo -d siw0: transport iWARP" 'transport:[[:space:]]+iWARP
 
 timeout 120 rping -s -a 10.0.2.15 -C 3 -v > /tmp/rping-server.log 2>&1 &
 server=$!
-# The server needs a moment to listen; a refused client exits at once, so retry.
-check_output "rping client: 3 pings to 10.0.2.15" 'rdma-ping-2: ' \
-    retry 10 timeout 20 rping -c -a 10.0.2.15 -C 3 -v
+check "rping server listens" wait_rdma_listen
+check_output "rping client: 3 pings to 10.0.2.15" 'rdma-ping-2: ' timeout 60 rping -c -a 10.0.2.15 -C 3 -v
 wait $server
 rc=$?
 cat /tmp/rping-server.log
