@@ -113,11 +113,11 @@ fn real_main() -> Result<ExitCode> {
         "build" => build(&ctx),
         "run" => {
             let script = ctx.root.join("qemu/run.sh");
-            vm_script(&ctx, &script, a.timeout)
+            vm_script(&ctx, &script, a.timeout, Echo::FromInit)
         }
         "vm" => {
             let script = a.script.clone().context("`vm` needs --script FILE")?;
-            vm_script(&ctx, &script, a.timeout)
+            vm_script(&ctx, &script, a.timeout, Echo::All)
         }
         "test" => test(&ctx, &a),
         "bench" => {
@@ -164,7 +164,7 @@ fn build(ctx: &Ctx) -> Result<ExitCode> {
 
 /// Boot one VM running `script`, streaming its console; exit with the script's status
 /// (1 if it passed but the run had a splat or did not finish, 124 on timeout).
-fn vm_script(ctx: &Ctx, script: &std::path::Path, timeout: u64) -> Result<ExitCode> {
+fn vm_script(ctx: &Ctx, script: &std::path::Path, timeout: u64, echo: Echo) -> Result<ExitCode> {
     setup::ensure()?;
     let script = std::fs::canonicalize(script)
         .with_context(|| format!("script {} not found", script.display()))?;
@@ -180,7 +180,7 @@ fn vm_script(ctx: &Ctx, script: &std::path::Path, timeout: u64) -> Result<ExitCo
         initramfs: &art.initramfs,
         accel,
     };
-    let runs = suite::boot(&boot, &s, Echo::All)?;
+    let runs = suite::boot(&boot, &s, echo)?;
     let run = runs.first().context("no VM ran")?;
     let o = outcome::analyze(&run.console, run.timed_out);
     eprintln!(

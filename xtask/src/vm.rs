@@ -23,6 +23,8 @@ pub enum Accel {
 pub enum Echo {
     /// Every console line.
     All,
+    /// Every line from the init's first line on (no kernel boot messages).
+    FromInit,
     /// Only `RSIW-TEST` lines (the suite's view).
     Cases,
     /// Nothing.
@@ -279,6 +281,7 @@ fn pump(
             }
             let show = match echo {
                 Echo::All => true,
+                Echo::FromInit => booted.load(Ordering::Relaxed),
                 Echo::Cases => line.contains("RSIW-TEST ") && !line.contains("RSIW-VM"),
                 Echo::Silent => false,
             };
