@@ -31,7 +31,8 @@ pub(crate) fn new_link(reg: &Registry, name: &CStr, netdev: NetDevice) -> Result
     dev.set_netdev(data.netdev())?;
     reg.insert(&dev, data)?;
     dev.register(name)?;
-    pr_info!("{}: iWARP device on netdev with address {:02x?}\n", name, mac);
+    let [a, b, c, d, e, f] = mac;
+    pr_info!("{name}: iWARP device, address {a:02x}:{b:02x}:{c:02x}:{d:02x}:{e:02x}:{f:02x}\n");
     Ok(())
 }
 

@@ -30,6 +30,15 @@ static int rsiw_netdev_event(struct notifier_block *nb, unsigned long event,
 	return NOTIFY_OK;
 }
 
+/* sysfs fw_ver and ibv_devinfo's: the fw_ver query_device reported. */
+static void rsiw_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	u64 v = ibdev->attrs.fw_ver;
+
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%llu.%llu.%llu", v >> 32,
+		 (v >> 16) & 0xffff, v & 0xffff);
+}
+
 /* Not const: uverbs_abi_ver comes from the Rust ABI crate at init. */
 static struct ib_device_ops rsiw_device_ops = {
 	.owner = THIS_MODULE,
@@ -41,6 +50,7 @@ static struct ib_device_ops rsiw_device_ops = {
 	.dealloc_driver = rsiw_dealloc_driver,
 	.dealloc_pd = rsiw_rust_dealloc_pd,
 	.dealloc_ucontext = rsiw_rust_dealloc_ucontext,
+	.get_dev_fw_str = rsiw_get_dev_fw_str,
 	.get_port_immutable = rsiw_rust_get_port_immutable,
 	.query_device = rsiw_rust_query_device,
 	.query_gid = rsiw_rust_query_gid,
@@ -201,3 +211,8 @@ void rsiw_shim_random_mac(u8 *mac)
 }
 
 MODULE_ALIAS_RDMA_LINK("rsiw");
+/*
+ * udev's rdma-core rules load ib_uverbs when an RDMA device appears; systems
+ * without them (initramfs, test VMs) still get /dev/infiniband/uverbsN.
+ */
+MODULE_SOFTDEP("post: ib_uverbs");
