@@ -213,6 +213,8 @@ fn check_respond(local: &LocalParams, req: &FrameRepr<'_>) {
     };
     if let Ok(i) = mpa::complete(&peer, req, &reply) {
         assert_eq!((i.crc, i.rev, i.rtr), (r.crc, r.rev, r.rtr));
+        // An RTR Read needs an inbound Read slot at the responder.
+        assert!(r.rtr != Some(mpa::Rtr::Read) || r.ird >= 1, "{r:?}");
         if req.ird_ord.is_some() && reply.ird_ord.is_some() {
             assert!(
                 i.ord <= r.ird && r.ord <= i.ird,

@@ -442,7 +442,9 @@ pub enum Rtr {
     Send,
     /// Zero-length RDMA Write.
     Write,
-    /// Zero-length RDMA Read.
+    /// Zero-length RDMA Read. It occupies one of the responder's inbound Read slots,
+    /// so a responder only picks it with an IRD of at least 1 and then reports an
+    /// IRD of at least 1.
     Read,
 }
 
@@ -741,6 +743,10 @@ pub fn respond<'a>(
             params.ord = limit(wire_depth(local.ord), peer.ird);
             params.ird = limit(wire_depth(local.ird), peer.ord);
             params.rtr = choose_rtr(local, &peer)?;
+            if params.rtr == Some(Rtr::Read) {
+                // Keep the slot the RTR Read occupies, even if the initiator's ORD is 0.
+                params.ird = params.ird.max(1);
+            }
             Some(IrdOrd {
                 peer_to_peer: peer.peer_to_peer,
                 rtr: match params.rtr {
@@ -770,10 +776,12 @@ fn choose_rtr(local: &LocalParams, peer: &IrdOrd) -> Result<Option<Rtr>, MpaErro
     if !peer.peer_to_peer {
         return Ok(None);
     }
-    let accepted = match local.p2p {
+    let mut accepted = match local.p2p {
         Some(set) => set,
         None => RtrSet::ALL,
     };
+    // A Read RTR is an RDMA Read Request: it needs an inbound Read slot here.
+    accepted.read &= local.ird > 0;
     // An initiator asking for peer-to-peer without naming a type gets our choice.
     let offered = if peer.rtr.is_empty() {
         RtrSet::ALL
@@ -860,7 +868,8 @@ pub fn complete(
             sent.rtr
         };
         params.rtr = got.rtr.intersect(&offered).preferred();
-        if params.rtr.is_none() {
+        // A Read RTR the responder has no inbound Read slot for cannot be sent.
+        if params.rtr.is_none() || (params.rtr == Some(Rtr::Read) && got.ird == 0) {
             return Err(MpaError::NoMatchingRtr);
         }
     }

@@ -642,3 +642,41 @@ fn respond_and_complete_check_frame_kinds() {
     );
     assert_eq!(complete(&local, &req, &req), Err(MpaError::BadKey));
 }
+
+#[test]
+fn read_rtr_needs_an_inbound_read_slot() {
+    let read_only = |ird, ord| LocalParams {
+        ird,
+        ord,
+        p2p: Some(RtrSet::only(Rtr::Read)),
+        ..LocalParams::default()
+    };
+    // A responder without inbound Read slots cannot take a Read RTR.
+    assert_eq!(
+        exchange(&read_only(4, 4), &read_only(0, 4)),
+        Err(MpaError::NoMatchingRtr)
+    );
+    // An initiator with ORD 0 still gets the one slot its RTR Read needs.
+    let (i, r) = exchange(&read_only(4, 0), &read_only(8, 8)).unwrap();
+    assert_eq!((i.rtr, r.rtr, r.ird), (Some(Rtr::Read), Some(Rtr::Read), 1));
+    // A Reply choosing Read with IRD 0 is refused by the initiator.
+    let local = read_only(4, 4);
+    let sent = request(&local, &[]);
+    let block = IrdOrd {
+        ird: 0,
+        ..sent.ird_ord.unwrap()
+    };
+    let block = IrdOrd {
+        rtr: RtrSet::only(Rtr::Read),
+        ..block
+    };
+    let reply = FrameRepr {
+        kind: FrameKind::Reply,
+        ird_ord: Some(block),
+        ..sent
+    };
+    assert_eq!(
+        complete(&local, &sent, &reply),
+        Err(MpaError::NoMatchingRtr)
+    );
+}
