@@ -520,15 +520,7 @@ fn insufficient_ird_is_a_terminate() {
         ord: 4,
         ..LocalParams::default()
     };
-    let sent = request(&local, &[]);
-    let mut block = sent.ird_ord.unwrap();
-    block.ord = 5;
-    let reply = FrameRepr {
-        kind: FrameKind::Reply,
-        ird_ord: Some(block),
-        ..sent
-    };
-    let err = complete(&local, &sent, &reply).unwrap_err();
+    let err = complete_with(&local, |b| b.ord = 5).unwrap_err();
     assert_eq!(
         err,
         MpaError::InsufficientIrd {
@@ -537,12 +529,7 @@ fn insufficient_ird_is_a_terminate() {
         }
     );
     assert_eq!(err.terminate_code(), Some(0x06));
-    block.ord = 4;
-    let reply = FrameRepr {
-        ird_ord: Some(block),
-        ..reply
-    };
-    assert_eq!(complete(&local, &sent, &reply).map(|p| p.ird), Ok(4));
+    assert_eq!(complete_with(&local, |b| b.ord = 4).map(|p| p.ird), Ok(4));
 }
 
 #[test]
@@ -579,32 +566,40 @@ fn rtr_selection() {
     );
 }
 
+/// Completes our own Request against a Reply that echoes it as a Reply, with its
+/// IRD/ORD block changed by `edit`.
+fn complete_with(
+    local: &LocalParams,
+    edit: impl FnOnce(&mut IrdOrd),
+) -> Result<StreamParams, MpaError> {
+    let sent = request(local, &[]);
+    let mut block = sent.ird_ord.ok_or(MpaError::MissingIrdOrd)?;
+    edit(&mut block);
+    let reply = FrameRepr {
+        kind: FrameKind::Reply,
+        ird_ord: Some(block),
+        ..sent
+    };
+    complete(local, &sent, &reply)
+}
+
 #[test]
 fn reply_choosing_an_rtr_not_offered_is_refused() {
     let local = LocalParams {
         p2p: Some(RtrSet::only(Rtr::Write)),
         ..LocalParams::default()
     };
-    let sent = request(&local, &[]);
-    let mut block = sent.ird_ord.unwrap();
-    block.rtr = RtrSet::only(Rtr::Read);
-    let reply = FrameRepr {
-        kind: FrameKind::Reply,
-        ird_ord: Some(block),
-        ..sent
-    };
     assert_eq!(
-        complete(&local, &sent, &reply),
+        complete_with(&local, |b| b.rtr = RtrSet::only(Rtr::Read)),
         Err(MpaError::NoMatchingRtr)
     );
-    block.rtr = RtrSet::NONE;
-    let reply = FrameRepr {
-        ird_ord: Some(block),
-        ..reply
-    };
     assert_eq!(
-        complete(&local, &sent, &reply),
+        complete_with(&local, |b| b.rtr = RtrSet::NONE),
         Err(MpaError::NoMatchingRtr)
+    );
+    assert_eq!(
+        complete_with(&local, |_| ()).map(|p| p.rtr),
+        Ok(Some(Rtr::Write))
     );
 }
 
@@ -660,23 +655,9 @@ fn read_rtr_needs_an_inbound_read_slot() {
     let (i, r) = exchange(&read_only(4, 0), &read_only(8, 8)).unwrap();
     assert_eq!((i.rtr, r.rtr, r.ird), (Some(Rtr::Read), Some(Rtr::Read), 1));
     // A Reply choosing Read with IRD 0 is refused by the initiator.
-    let local = read_only(4, 4);
-    let sent = request(&local, &[]);
-    let block = IrdOrd {
-        ird: 0,
-        ..sent.ird_ord.unwrap()
-    };
-    let block = IrdOrd {
-        rtr: RtrSet::only(Rtr::Read),
-        ..block
-    };
-    let reply = FrameRepr {
-        kind: FrameKind::Reply,
-        ird_ord: Some(block),
-        ..sent
-    };
-    assert_eq!(
-        complete(&local, &sent, &reply),
-        Err(MpaError::NoMatchingRtr)
-    );
+    let refuse = complete_with(&read_only(4, 4), |b| {
+        b.ird = 0;
+        b.rtr = RtrSet::only(Rtr::Read);
+    });
+    assert_eq!(refuse, Err(MpaError::NoMatchingRtr));
 }
