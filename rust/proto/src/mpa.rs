@@ -2,6 +2,14 @@
 //! MPA connection setup: the Request/Reply frames of RFC 5044 §7.1, the RFC 6581
 //! enhanced connection establishment (Rev 2, IRD/ORD and RTR) and their negotiation.
 //!
+//! # Reading a frame from the socket
+//!
+//! Read until [`frame_len`] answers `Some(len)` (it needs the 20-byte header and
+//! refuses a bad key, Rev or PD_Length right there), read up to `len` octets, then
+//! [`FrameRepr::parse_bytes`]. Octets after `len` are already FPDUs and belong to the
+//! RX parser. The responder answers with [`respond`], the initiator finishes with
+//! [`complete`]; both return the [`StreamParams`] for the FPDU stream.
+//!
 //! # What the module does on an error
 //!
 //! MPA setup errors are not reported with a Terminate: before both frames have been
