@@ -492,7 +492,7 @@ impl IrdOrd {
     }
 
     /// Encodes the block; IRD/ORD are masked to 14 bits.
-    pub const fn to_bytes(&self) -> [u8; IRD_ORD_LEN] {
+    pub const fn to_bytes(self) -> [u8; IRD_ORD_LEN] {
         let mut ird = self.ird & ctrl::VALUE;
         let mut ord = self.ord & ctrl::VALUE;
         if self.peer_to_peer {
