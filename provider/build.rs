@@ -42,7 +42,7 @@ fn main() {
         if !include.join(needed).exists() {
             panic!(
                 "rsiw-provider: rdma-core v55 headers not found ({} is missing); \
-                 run `cargo xtask setup`, or set RSIW_RDMA_CORE to the directory it prepares",
+                 run `cargo xtask setup` or `cargo xtask build` (they fetch them), or set RSIW_RDMA_CORE to the directory those prepare",
                 include.join(needed).display()
             );
         }
