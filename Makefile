@@ -21,7 +21,7 @@ LLVM := -$(clang_major)
 else ifneq ($(shell ld.lld --version 2>/dev/null | grep -E 'LLD $(clang_major)\.'),)
 LLVM := 1
 else
-$(error $(KDIR) was built with clang $(clang_major) but ld.lld-$(clang_major) is missing: install lld-$(clang_major) (e.g. apt-get install lld-$(clang_major)) or pass LLVM=...)
+$(error $(KDIR) was built with clang $(clang_major) but ld.lld-$(clang_major) is missing: install lld-$(clang_major) (e.g. apt-get install lld-$(clang_major)) or pass LLVM=-NN)
 endif
 endif
 endif

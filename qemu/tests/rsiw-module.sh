@@ -32,6 +32,15 @@ check_output "port ACTIVE again with eth0 up" '^4: ACTIVE$' cat $S/ports/1/state
 
 if require_provider "ibv_devinfo opens rsiw0"; then
     check_output "ibv_devinfo: max_pd 1024, max_qp 0" 'max_pd:[[:space:]]+1024' ibv_devinfo -v -d rsiw0
+    # ibv_rc_pingpong opens a context and allocates a PD before it registers an
+    # MR, which rsiw cannot do yet: getting that far proves alloc_ucontext and
+    # alloc_pd (with their udata responses) work; then both are released.
+    out=$(ibv_rc_pingpong -d rsiw0 -g 0 2>&1)
+    case "$out" in
+    *"Couldn't register MR"*) pass "user context and PD allocated" ;;
+    *) fail "user context and PD allocated" "ibv_rc_pingpong: $out" ;;
+    esac
+    check_output "PD and context released" '^0: rsiw0: pd 0 .*ctx 0' rdma resource show
 fi
 
 # Unbinding the NIC unregisters eth0: NETDEV_UNREGISTER must remove rsiw0
