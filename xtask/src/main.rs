@@ -213,7 +213,7 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     let mut failed: Vec<String> = Vec::new();
     if !a.vm_only {
         let t = hosttests::run(ctx)?;
-        eprintln!("test: host: {} passed, {} failed", t.passed, t.failed.len());
+        eprintln!("test: host: {} passed; {} failed", t.passed, t.failed.len());
         passed += t.passed;
         failed.extend(t.failed);
     }
