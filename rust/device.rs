@@ -6,7 +6,11 @@ use crate::ffi::{
     netdev::{NetDevice, ETH_ALEN},
 };
 use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::{new_mutex, prelude::*, sync::{Arc, Mutex}};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+};
 
 /// The fields [`Device::inner`] protects.
 struct Inner {
@@ -75,7 +79,9 @@ impl Device {
     /// Takes a PD slot if fewer than `max` exist; returns its number.
     pub(crate) fn get_pd(&self, max: u32) -> Option<u32> {
         self.pds
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then(|| n + 1))
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then(|| n + 1)
+            })
             .ok()?;
         Some(self.next_pdn.fetch_add(1, Ordering::Relaxed))
     }

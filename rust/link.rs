@@ -43,5 +43,14 @@ pub(crate) fn node_guid(mac: [u8; ETH_ALEN]) -> u64 {
 
 /// Modified EUI-64 from an EUI-48 (RFC 4291 appendix A), in wire order.
 fn eui64(mac: [u8; ETH_ALEN]) -> [u8; 8] {
-    [mac[0] ^ 0x02, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]]
+    [
+        mac[0] ^ 0x02,
+        mac[1],
+        mac[2],
+        0xff,
+        0xfe,
+        mac[3],
+        mac[4],
+        mac[5],
+    ]
 }

@@ -45,7 +45,9 @@ unsafe fn registry<'a>(ctx: *const c_void) -> ArcBorrow<'a, Registry> {
 /// # Safety
 ///
 /// `ibdev` must be an rsiw device inside one of its `ib_device_ops`.
-unsafe fn device<'a>(ibdev: *mut bindings::ib_device) -> Result<(IbDev<'a>, ArcBorrow<'a, Device>)> {
+unsafe fn device<'a>(
+    ibdev: *mut bindings::ib_device,
+) -> Result<(IbDev<'a>, ArcBorrow<'a, Device>)> {
     // SAFETY: the core calls device ops only between allocation and
     // `dealloc_driver`.
     let dev = unsafe { IbDev::from_raw(ibdev) }.ok_or(EINVAL)?;
@@ -262,7 +264,10 @@ unsafe extern "C" fn rsiw_rust_dealloc_ucontext(uctx: *mut bindings::ib_ucontext
 ///
 /// Core device op: `pd` is a zeroed `rsiw_pd` whose `device` is set.
 #[no_mangle]
-unsafe extern "C" fn rsiw_rust_alloc_pd(pd: *mut bindings::ib_pd, udata: *mut bindings::ib_udata) -> c_int {
+unsafe extern "C" fn rsiw_rust_alloc_pd(
+    pd: *mut bindings::ib_pd,
+    udata: *mut bindings::ib_udata,
+) -> c_int {
     ret((|| {
         // SAFETY: `pd` is valid; its device is an rsiw device in an op.
         let (_, data) = unsafe { device((*pd).device) }?;
@@ -282,7 +287,10 @@ unsafe extern "C" fn rsiw_rust_alloc_pd(pd: *mut bindings::ib_pd, udata: *mut bi
 ///
 /// Core device op on a PD `alloc_pd` accepted.
 #[no_mangle]
-unsafe extern "C" fn rsiw_rust_dealloc_pd(pd: *mut bindings::ib_pd, _udata: *mut bindings::ib_udata) -> c_int {
+unsafe extern "C" fn rsiw_rust_dealloc_pd(
+    pd: *mut bindings::ib_pd,
+    _udata: *mut bindings::ib_udata,
+) -> c_int {
     ret((|| {
         // SAFETY: `pd` is valid; its device is an rsiw device in an op.
         let (_, data) = unsafe { device((*pd).device) }?;

@@ -87,7 +87,11 @@ impl NewDevice {
         // SAFETY: `ptr` is a live unregistered device; `name` is a valid C
         // string for the duration of the call.
         let ret = unsafe {
-            bindings::ib_register_device(self.ptr.as_ptr(), name.as_char_ptr(), core::ptr::null_mut())
+            bindings::ib_register_device(
+                self.ptr.as_ptr(),
+                name.as_char_ptr(),
+                core::ptr::null_mut(),
+            )
         };
         to_result(ret)?;
         // INVARIANT: ownership passed to the core, which frees the device
@@ -163,7 +167,10 @@ impl RegisteredDevice {
     /// # Safety
     ///
     /// `ptr` must point to a live rsiw `ib_device` for the duration of the call.
-    pub(crate) unsafe fn try_get(ptr: NonNull<bindings::ib_device>, data: Arc<Device>) -> Option<Self> {
+    pub(crate) unsafe fn try_get(
+        ptr: NonNull<bindings::ib_device>,
+        data: Arc<Device>,
+    ) -> Option<Self> {
         // SAFETY: live per the safety requirements.
         let ok = unsafe { bindings::rsiw_shim_device_try_get(ptr.as_ptr()) };
         // INVARIANT: `ok` means we now hold a registration reference.
@@ -207,7 +214,8 @@ impl IbDev<'_> {
         let (mut speed, mut width) = (0u16, 0u8);
         // SAFETY: valid per the type invariant; port 1 exists; takes RTNL,
         // and verb callbacks never run under RTNL.
-        let ret = unsafe { bindings::ib_get_eth_speed(self.ptr.as_ptr(), 1, &mut speed, &mut width) };
+        let ret =
+            unsafe { bindings::ib_get_eth_speed(self.ptr.as_ptr(), 1, &mut speed, &mut width) };
         (ret == 0).then_some((speed, width))
     }
 }

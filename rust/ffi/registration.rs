@@ -84,7 +84,11 @@ fn check_layout() -> Result {
         c.rsiw_ucontext,
     ];
     if rust != c {
-        pr_err!("bindings do not match the kernel: Rust sizes {:?}, C sizes {:?}\n", rust, c);
+        pr_err!(
+            "bindings do not match the kernel: Rust sizes {:?}, C sizes {:?}\n",
+            rust,
+            c
+        );
         return Err(EINVAL);
     }
     Ok(())

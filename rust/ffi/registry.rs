@@ -9,7 +9,11 @@ use super::{
 };
 use crate::device::Device;
 use core::ptr::NonNull;
-use kernel::{new_mutex, prelude::*, sync::{Arc, Mutex}};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+};
 
 /// One rsiw device.
 ///
@@ -63,7 +67,10 @@ impl Registry {
             return Err(EINVAL);
         };
         let mut inner = self.inner.lock();
-        if inner.entries().any(|e| e.data.netdev().is(data.netdev().as_ptr())) {
+        if inner
+            .entries()
+            .any(|e| e.data.netdev().is(data.netdev().as_ptr()))
+        {
             return Err(EEXIST);
         }
         // INVARIANT: `dev` is allocated; its `dealloc_driver` removes it.
@@ -79,10 +86,10 @@ impl Registry {
     /// state is returned so that the caller drops it after the lock.
     pub(crate) fn remove(&self, ibdev: *mut bindings::ib_device) -> Option<Arc<Device>> {
         let mut inner = self.inner.lock();
-        let slot = inner
-            .devices
-            .iter_mut()
-            .find(|slot| slot.as_ref().is_some_and(|e| core::ptr::eq(e.ibdev.as_ptr(), ibdev)))?;
+        let slot = inner.devices.iter_mut().find(|slot| {
+            slot.as_ref()
+                .is_some_and(|e| core::ptr::eq(e.ibdev.as_ptr(), ibdev))
+        })?;
         slot.take().map(|e| e.data)
     }
 

@@ -55,11 +55,7 @@ impl<'a> Udata<'a> {
         // SAFETY: valid per the type invariant; `resp` is readable for `len`
         // bytes, all initialised (`AsBytes`).
         to_result(unsafe {
-            bindings::rsiw_shim_copy_to_udata(
-                self.ptr.as_ptr(),
-                (resp as *const T).cast(),
-                len,
-            )
+            bindings::rsiw_shim_copy_to_udata(self.ptr.as_ptr(), (resp as *const T).cast(), len)
         })
     }
 }
