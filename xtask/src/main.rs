@@ -9,6 +9,7 @@ mod ctx;
 mod hosttests;
 mod image;
 mod kernel;
+mod lock;
 mod module;
 mod outcome;
 mod provider;
@@ -134,6 +135,7 @@ fn real_main() -> Result<ExitCode> {
 
 fn build(ctx: &Ctx) -> Result<ExitCode> {
     setup::ensure()?;
+    let _lock = lock::acquire(ctx)?;
     let art = artifacts::build(ctx)?;
     println!("kernel:    {}", art.kernel.bzimage.display());
     println!("KDIR:      {}", art.kernel.kdir.display());
@@ -166,6 +168,7 @@ fn build(ctx: &Ctx) -> Result<ExitCode> {
 /// (1 if it passed but the run had a splat or did not finish, 124 on timeout).
 fn vm_script(ctx: &Ctx, script: &std::path::Path, timeout: u64, echo: Echo) -> Result<ExitCode> {
     setup::ensure()?;
+    let _lock = lock::acquire(ctx)?;
     let script = std::fs::canonicalize(script)
         .with_context(|| format!("script {} not found", script.display()))?;
     let art = artifacts::build(ctx)?;
@@ -242,6 +245,7 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
 }
 
 fn vm_suite(ctx: &Ctx, a: &Args) -> Result<(usize, Vec<String>)> {
+    let _lock = lock::acquire(ctx)?;
     let scripts = suite::discover(ctx, &a.rest)?;
     let art = artifacts::build(ctx)?;
     let accel = accel::choose(ctx, &art.kernel.bzimage)?;
