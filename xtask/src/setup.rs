@@ -132,3 +132,23 @@ fn ensure_bindgen() -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_probe_tells_installed_from_missing() {
+        // dpkg itself is always installed on Debian; the other name exists nowhere.
+        assert!(installed("dpkg"));
+        assert!(!installed("rsiw-no-such-package"));
+    }
+
+    #[test]
+    fn package_list_has_no_duplicates() {
+        let mut v = APT_PACKAGES.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        assert_eq!(v.len(), APT_PACKAGES.len());
+    }
+}
