@@ -53,11 +53,13 @@ echo "$vdev" > /sys/bus/virtio/drivers/virtio_net/bind
 retry 10 test -e /sys/class/net/eth0
 setup_net
 
+modprobe siw
+check "siw0 on eth0" rdma link add siw0 type siw netdev eth0
+# ib_register_device fails (name taken): the error path must free everything.
+check_fails "an rsiw device named siw0 is refused" rdma link add siw0 type rsiw netdev eth0
 check "rdma link add rsiw0 again" rdma link add rsiw0 type rsiw netdev eth0
 # rsiw registers with RDMA_DRIVER_UNKNOWN: unloading it must not touch other
 # drivers' devices.
-modprobe siw
-check "siw0 next to rsiw0" rdma link add siw0 type siw netdev eth0
 check "rmmod rsiw with rsiw0 registered" rmmod rsiw
 check_no_output "rmmod removed rsiw0" 'rsiw0' rdma dev show
 check_output "siw0 survives rmmod rsiw" '^[0-9]+: siw0:' rdma dev show

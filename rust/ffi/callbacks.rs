@@ -105,7 +105,7 @@ unsafe extern "C" fn rsiw_rust_netdev_event(
 unsafe extern "C" fn rsiw_rust_dealloc_driver(ctx: *const c_void, ibdev: *mut bindings::ib_device) {
     // SAFETY: devices exist only while the registration does (see `registry`).
     let reg = unsafe { registry(ctx) };
-    let listed = reg.remove(ibdev);
+    let listed = reg.retire(ibdev);
     // SAFETY: live device; no op runs concurrently with or after this one.
     let priv_ = unsafe { bindings::rsiw_shim_take_priv(ibdev) };
     if !priv_.is_null() {

@@ -15,36 +15,68 @@ use kernel::{
     sync::{Arc, Mutex},
 };
 
-/// One rsiw device.
+/// One rsiw device, from allocation until it has been fenced after its
+/// `dealloc_driver`.
 ///
 /// # Invariants
 ///
-/// `ibdev` is an rsiw `ib_device` that stays allocated while the entry is in
-/// [`Inner::devices`]: the entry is removed by its `dealloc_driver`, which
-/// runs before the core frees the device.
+/// The entry owns one kobject reference (`get_device`) on `ibdev`, so the
+/// `ib_device` stays allocated as long as the entry exists. `data` is `None`
+/// once `dealloc_driver` has started ("retired").
 struct Entry {
     ibdev: NonNull<bindings::ib_device>,
-    data: Arc<Device>,
+    data: Option<Arc<Device>>,
 }
 
 // SAFETY: the pointer is only used for RDMA core calls, which may be made
 // from any thread.
 unsafe impl Send for Entry {}
 
+impl Entry {
+    /// Waits until no unregistration of the device is running — in
+    /// particular until a `dealloc_driver` of ours has returned into the core
+    /// — then drops the entry's reference.
+    ///
+    /// `ib_unregister_device` takes the device's unregistration lock, under
+    /// which the core runs `dealloc_driver`: on a live device it unregisters
+    /// it; on one already unregistered it returns at once after the lock.
+    /// Must not be called with [`Registry::inner`] held (`dealloc_driver`
+    /// takes it).
+    fn fence_and_release(self) {
+        // SAFETY: allocated per the type invariant; we keep our kobject
+        // reference across the call, as the core requires.
+        unsafe { bindings::ib_unregister_device(self.ibdev.as_ptr()) };
+        // SAFETY: releases the reference owned per the type invariant.
+        unsafe { bindings::rsiw_shim_device_release(self.ibdev.as_ptr()) };
+    }
+
+    fn live(&self) -> Option<&Arc<Device>> {
+        self.data.as_ref()
+    }
+}
+
 /// The fields [`Registry::inner`] protects.
 struct Inner {
     /// Slots, `None` when free: 6.12's `KVec` cannot remove an element, and
-    /// removal (in `dealloc_driver`) must not allocate.
+    /// retiring (in `dealloc_driver`) must not allocate.
     devices: KVec<Option<Entry>>,
 }
 
 impl Inner {
-    fn entries(&self) -> impl Iterator<Item = &Entry> {
-        self.devices.iter().flatten()
+    fn live(&self) -> impl Iterator<Item = (&Entry, &Arc<Device>)> {
+        self.devices.iter().flatten().filter_map(|e| Some((e, e.live()?)))
+    }
+
+    /// Takes out the first entry `pick` accepts.
+    fn take(&mut self, pick: impl Fn(&Entry) -> bool) -> Option<Entry> {
+        self.devices
+            .iter_mut()
+            .find(|slot| slot.as_ref().is_some_and(&pick))?
+            .take()
     }
 }
 
-/// All rsiw devices, from allocation to `dealloc_driver`.
+/// All rsiw devices.
 #[pin_data]
 pub(crate) struct Registry {
     /// Protects the device list. Never held across an RDMA core call that can
@@ -62,35 +94,61 @@ impl Registry {
     }
 
     /// Records a new device; `EEXIST` if its netdev already has one.
+    /// Retired entries are released first.
     pub(crate) fn insert(&self, dev: &NewDevice, data: Arc<Device>) -> Result {
+        self.reap();
         let Some(ibdev) = NonNull::new(dev.as_ptr()) else {
             return Err(EINVAL);
         };
         let mut inner = self.inner.lock();
         if inner
-            .entries()
-            .any(|e| e.data.netdev().is(data.netdev().as_ptr()))
+            .live()
+            .any(|(_, d)| d.netdev().is(data.netdev().as_ptr()))
         {
             return Err(EEXIST);
         }
-        // INVARIANT: `dev` is allocated; its `dealloc_driver` removes it.
-        let entry = Some(Entry { ibdev, data });
-        match inner.devices.iter_mut().find(|slot| slot.is_none()) {
-            Some(slot) => *slot = entry,
-            None => inner.devices.push(entry, GFP_KERNEL)?,
+        let slot = match inner.devices.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                inner.devices.push(None, GFP_KERNEL)?;
+                inner.devices.len() - 1
+            }
+        };
+        // SAFETY: `dev` is an allocated device.
+        unsafe { bindings::rsiw_shim_device_hold(ibdev.as_ptr()) };
+        // INVARIANT: the reference just taken belongs to the entry.
+        if let Some(s) = inner.devices.get_mut(slot) {
+            *s = Some(Entry {
+                ibdev,
+                data: Some(data),
+            });
         }
         Ok(())
     }
 
-    /// Forgets `ibdev`; called from its `dealloc_driver`. The per-device
-    /// state is returned so that the caller drops it after the lock.
-    pub(crate) fn remove(&self, ibdev: *mut bindings::ib_device) -> Option<Arc<Device>> {
+    /// Marks `ibdev` retired; called from its `dealloc_driver`. The
+    /// per-device state is returned so that the caller drops it after the
+    /// lock. The entry itself stays until [`Self::reap`] or
+    /// [`Self::unregister_all`] has fenced it.
+    pub(crate) fn retire(&self, ibdev: *mut bindings::ib_device) -> Option<Arc<Device>> {
         let mut inner = self.inner.lock();
-        let slot = inner.devices.iter_mut().find(|slot| {
-            slot.as_ref()
-                .is_some_and(|e| core::ptr::eq(e.ibdev.as_ptr(), ibdev))
-        })?;
-        slot.take().map(|e| e.data)
+        inner
+            .devices
+            .iter_mut()
+            .flatten()
+            .find(|e| core::ptr::eq(e.ibdev.as_ptr(), ibdev))?
+            .data
+            .take()
+    }
+
+    /// Releases retired entries (process context, no rsiw lock held).
+    fn reap(&self) {
+        loop {
+            let Some(e) = self.inner.lock().take(|e| e.data.is_none()) else {
+                return;
+            };
+            e.fence_and_release();
+        }
     }
 
     /// The registered rsiw device on `netdev`, if any, with a registration
@@ -100,43 +158,21 @@ impl Registry {
         netdev: *const bindings::net_device,
     ) -> Option<RegisteredDevice> {
         let inner = self.inner.lock();
-        let e = inner.entries().find(|e| e.data.netdev().is(netdev))?;
-        // SAFETY: the entry is in the list and we hold the lock, so the
-        // device is allocated (type invariant of `Entry`).
-        unsafe { RegisteredDevice::try_get(e.ibdev, e.data.clone()) }
+        let (e, data) = inner.live().find(|(_, d)| d.netdev().is(netdev))?;
+        // SAFETY: allocated per the type invariant of `Entry`.
+        unsafe { RegisteredDevice::try_get(e.ibdev, data.clone()) }
     }
 
-    /// Unregisters every device synchronously; on return the list is empty
-    /// and no `dealloc_driver` of ours is running.
+    /// Unregisters every device synchronously. On return the list is empty,
+    /// and no `dealloc_driver` of ours is running or can run any more.
     ///
     /// Call after new devices can no longer appear (link ops unregistered).
     pub(crate) fn unregister_all(&self) {
         loop {
-            let ibdev = {
-                let inner = self.inner.lock();
-                let Some(e) = inner.entries().next() else {
-                    return;
-                };
-                // SAFETY: allocated while listed (type invariant of `Entry`);
-                // the kobject reference keeps it allocated after the unlock.
-                unsafe { bindings::rsiw_shim_device_hold(e.ibdev.as_ptr()) };
-                e.ibdev
-            };
-            // SAFETY: we hold a kobject reference. `ib_unregister_device`
-            // takes the device's unregistration lock: it unregisters a live
-            // device, or waits for an unregistration already under way (from
-            // `rdma link delete` or a netdev event) to finish, so in both
-            // cases our `dealloc_driver` has returned when it does.
-            unsafe { bindings::ib_unregister_device(ibdev.as_ptr()) };
-            // SAFETY: releases the reference taken above.
-            unsafe { bindings::rsiw_shim_device_release(ibdev.as_ptr()) };
-            let inner = self.inner.lock();
-            if inner.entries().any(|e| e.ibdev == ibdev) {
-                // Cannot happen once link ops are gone (no registration in
-                // flight); do not spin in module exit if it does.
-                pr_err!("device {:p} survived unregistration\n", ibdev.as_ptr());
+            let Some(e) = self.inner.lock().take(|_| true) else {
                 return;
-            }
+            };
+            e.fence_and_release();
         }
     }
 }
