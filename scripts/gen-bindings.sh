@@ -25,6 +25,11 @@ if [ ! -r "$cmdfile" ] || [ ! -r "$kernel_rs" ]; then
 	exit 1
 fi
 
+if ! command -v bindgen >/dev/null 2>&1; then
+	echo "gen-bindings: bindgen not found: cargo install bindgen-cli --version 0.69.5 --locked" >&2
+	exit 1
+fi
+
 # The saved command is "bindgen <header> <opts> -o <out> -- <clang flags> ; sed ...".
 cmd=$(sed -n 's/^savedcmd_rust\/bindings\/bindings_generated\.rs := //p' "$cmdfile")
 cmd=${cmd%%; sed*}
