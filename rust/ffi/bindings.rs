@@ -4,6 +4,9 @@
 //! `scripts/gen-bindings.sh` with the target kernel's own bindgen command.
 #![allow(
     clippy::all,
+    clippy::undocumented_unsafe_blocks,
+    clippy::as_underscore,
+    clippy::ptr_as_ptr,
     dead_code,
     improper_ctypes,
     missing_docs,
