@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# rsiw-expect-splat: [rsiw_test_warn]
+# rsiw-expect-splat: WARNING: *[rsiw_test_warn]
 # Meta-test of the harness: a module that WARNs at load must make the run fail. The
 # header above inverts the verdict: this run passes only if that splat was detected.
 . /rsiw/lib.sh

@@ -22,10 +22,12 @@ pub struct Script {
     /// `# rsiw-vms: 2` boots two VMs joined by a socket network (eth1).
     pub vms: u8,
     /// `# rsiw-expect-splat: TEXT`: a meta-test that passes only if the harness sees a
-    /// splat whose first line contains TEXT.
+    /// splat whose first line contains TEXT (`*` in TEXT matches anything).
     pub expect_splat: Option<String>,
     /// `# rsiw-timeout: SECONDS`.
     pub timeout: u64,
+    /// `# rsiw-flavours: debug …`: the kernel flavours the script applies to (all if unset).
+    pub flavours: Option<Vec<String>>,
 }
 
 impl Script {
@@ -44,6 +46,7 @@ impl Script {
             vms: 1,
             expect_splat: None,
             timeout: DEFAULT_TIMEOUT,
+            flavours: None,
         };
         for line in text
             .lines()
@@ -60,6 +63,9 @@ impl Script {
                         .with_context(|| format!("{}: bad rsiw-vms `{v}`", path.display()))?
                 }
                 "rsiw-expect-splat" => s.expect_splat = Some(v.to_string()),
+                "rsiw-flavours" => {
+                    s.flavours = Some(v.split_whitespace().map(String::from).collect())
+                }
                 "rsiw-timeout" => {
                     s.timeout = v
                         .parse()
@@ -87,8 +93,16 @@ pub fn discover(ctx: &Ctx, filters: &[String]) -> Result<Vec<Script>> {
     let mut out = Vec::new();
     for p in paths {
         let s = Script::load(&p)?;
-        if filters.is_empty() || filters.iter().any(|f| s.name.contains(f.as_str())) {
-            out.push(s);
+        if !filters.is_empty() && !filters.iter().any(|f| s.name.contains(f.as_str())) {
+            continue;
+        }
+        match &s.flavours {
+            Some(f) if !f.iter().any(|f| f == ctx.flavour.name()) => eprintln!(
+                "test: vm: {}: skipped, only for the {} flavour(s)",
+                s.name,
+                f.join(" ")
+            ),
+            _ => out.push(s),
         }
     }
     Ok(out)
@@ -265,7 +279,7 @@ fn expect_splat(o: &Outcome, needle: &str) -> Option<String> {
         ));
     }
     let problem = o.run_problem();
-    let seen = o.splats.iter().any(|s| s.text.contains(needle));
+    let seen = o.splats.iter().any(|s| glob_contains(&s.text, needle));
     match (problem, seen) {
         (Some(p), true) if p.starts_with("kernel splat") => None,
         (_, false) if o.splats.is_empty() => {
@@ -276,6 +290,18 @@ fn expect_splat(o: &Outcome, needle: &str) -> Option<String> {
             o.splats[0].text
         )),
     }
+}
+
+/// Whether `text` contains `pattern`, where `*` in the pattern matches any run of text.
+fn glob_contains(text: &str, pattern: &str) -> bool {
+    let mut rest = text;
+    for part in pattern.split('*').filter(|p| !p.is_empty()) {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    true
 }
 
 #[cfg(test)]
@@ -299,6 +325,7 @@ mod tests {
             vms: 1,
             expect_splat: expect.map(String::from),
             timeout: 1,
+            flavours: None,
         }
     }
 
@@ -333,6 +360,18 @@ mod tests {
     }
 
     #[test]
+    fn glob_needles_match_in_order() {
+        let l = "BUG: KASAN: slab-out-of-bounds in init_module+0xa1/0x1000 [rsiw_test_kasan]";
+        assert!(glob_contains(
+            l,
+            "KASAN: slab-out-of-bounds in *[rsiw_test_kasan]"
+        ));
+        assert!(glob_contains(l, "[rsiw_test_kasan]"));
+        assert!(!glob_contains(l, "[rsiw_test_kasan]*KASAN"));
+        assert!(!glob_contains(l, "use-after-free*[rsiw_test_kasan]"));
+    }
+
+    #[test]
     fn nonzero_exit_without_failed_case_is_a_failure() {
         let r = run("RSIW-VM: boot\nRSIW-TEST PASS a\nRSIW-VM: script exit=2\nRSIW-VM: done\n");
         let j = judge(Path::new("."), &script(None), &[r]);
@@ -344,8 +383,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rsiw-suite-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("pair.sh");
-        std::fs::write(&p, "#!/bin/sh\n# rsiw-vms: 2\n# rsiw-timeout: 60\n# rsiw-expect-splat: X\necho\n# rsiw-vms: 9\n").unwrap();
+        std::fs::write(&p, "#!/bin/sh\n# rsiw-vms: 2\n# rsiw-timeout: 60\n# rsiw-expect-splat: X\n# rsiw-flavours: debug\necho\n# rsiw-vms: 9\n").unwrap();
         let s = Script::load(&p).unwrap();
+        assert_eq!(s.flavours, Some(vec!["debug".to_string()]));
         assert_eq!(
             (s.vms, s.timeout, s.expect_splat.as_deref(), s.name.as_str()),
             (2, 60, Some("X"), "pair")
