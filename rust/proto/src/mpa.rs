@@ -10,6 +10,10 @@
 //! RX parser. The responder answers with [`respond`], the initiator finishes with
 //! [`complete`]; both return the [`StreamParams`] for the FPDU stream.
 //!
+//! The wire allows 512 octets of private data, but Linux's `struct iw_cm_event`
+//! carries its length in a `u8`: ULP private data longer than 255 octets cannot be
+//! handed up and must be refused, never passed with a truncated length.
+//!
 //! # What the module does on an error
 //!
 //! MPA setup errors are not reported with a Terminate: before both frames have been
