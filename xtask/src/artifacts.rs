@@ -4,6 +4,7 @@
 use crate::ctx::Ctx;
 use crate::image::{self, Parts};
 use crate::kernel::{self, Kernel};
+use crate::lock::{self, Lock};
 use crate::{module, provider};
 use anyhow::Result;
 use std::path::PathBuf;
@@ -16,12 +17,19 @@ pub struct Artifacts {
     pub parts: Parts,
     /// The base initramfs (`target/vm/<flavour>/initramfs.cpio.gz`).
     pub initramfs: PathBuf,
+    /// Held from after the kernel build (which needs no lock) until the caller's VM
+    /// runs end, so no other xtask rewrites `target/vm/` meanwhile.
+    pub _lock: Lock,
 }
 
 /// Build the kernel (cached), rsiw.ko, the provider, the test modules and the image.
 pub fn build(ctx: &Ctx) -> Result<Artifacts> {
+    let kernel = {
+        let _building = lock::kernel(ctx)?;
+        kernel::ensure(ctx)?
+    };
+    let lock = lock::vm(ctx)?;
     std::fs::create_dir_all(ctx.out_dir())?;
-    let kernel = kernel::ensure(ctx)?;
     eprintln!(
         "build: kernel {} ({})",
         kernel.release,
@@ -40,5 +48,6 @@ pub fn build(ctx: &Ctx) -> Result<Artifacts> {
         kernel,
         parts,
         initramfs,
+        _lock: lock,
     })
 }

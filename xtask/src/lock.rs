@@ -1,21 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! One building/booting xtask at a time per checkout: runs share `target/vm/`.
+//! Exclusive file locks: one xtask at a time builds the kernel in a cache, and one
+//! builds images/boots VMs in a checkout (runs share `target/vm/`).
 
 use crate::ctx::Ctx;
 use anyhow::{Context, Result};
 use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 
-/// Held while this process builds images or boots VMs; released on drop.
-pub struct VmLock {
+/// A held lock; released on drop.
+pub struct Lock {
     _file: File,
 }
 
-/// Take `target/vm/.lock`, waiting (and saying so) while another xtask holds it.
-pub fn acquire(ctx: &Ctx) -> Result<VmLock> {
-    let dir = ctx.root.join("target/vm");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let path = dir.join(".lock");
+/// Take `target/vm/.lock` (images, modules' copies, VM logs of this checkout).
+pub fn vm(ctx: &Ctx) -> Result<Lock> {
+    acquire(&ctx.root.join("target/vm"), ".lock", "target/vm/")
+}
+
+/// Take `<cache>/kernel/.lock-<flavour>` (kernel builds, which
+/// `scripts/build-kernel.sh` does not lock itself; flavours build independently).
+pub fn kernel(ctx: &Ctx) -> Result<Lock> {
+    let name = format!(".lock-{}", ctx.flavour.name());
+    acquire(&ctx.cache.join("kernel"), &name, "the kernel cache")
+}
+
+/// Lock `dir/name`, waiting (and saying for whom) while another xtask holds it.
+fn acquire(dir: &std::path::Path, name: &str, what: &str) -> Result<Lock> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join(name);
     let mut file = File::options()
         .read(true)
         .write(true)
@@ -29,7 +41,7 @@ pub fn acquire(ctx: &Ctx) -> Result<VmLock> {
             let mut holder = String::new();
             let _ = file.read_to_string(&mut holder);
             eprintln!(
-                "xtask: waiting for another cargo xtask ({}) to finish with target/vm/",
+                "xtask: waiting for another cargo xtask ({}) to finish with {what}",
                 holder.trim()
             );
             file.lock()
@@ -48,5 +60,5 @@ pub fn acquire(ctx: &Ctx) -> Result<VmLock> {
         std::process::id(),
         args.join(" ")
     )?;
-    Ok(VmLock { _file: file })
+    Ok(Lock { _file: file })
 }

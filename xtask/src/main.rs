@@ -135,7 +135,6 @@ fn real_main() -> Result<ExitCode> {
 
 fn build(ctx: &Ctx) -> Result<ExitCode> {
     setup::ensure()?;
-    let _lock = lock::acquire(ctx)?;
     let art = artifacts::build(ctx)?;
     println!("kernel:    {}", art.kernel.bzimage.display());
     println!("KDIR:      {}", art.kernel.kdir.display());
@@ -168,7 +167,6 @@ fn build(ctx: &Ctx) -> Result<ExitCode> {
 /// (1 if it passed but the run had a splat or did not finish, 124 on timeout).
 fn vm_script(ctx: &Ctx, script: &std::path::Path, timeout: u64, echo: Echo) -> Result<ExitCode> {
     setup::ensure()?;
-    let _lock = lock::acquire(ctx)?;
     let script = std::fs::canonicalize(script)
         .with_context(|| format!("script {} not found", script.display()))?;
     let art = artifacts::build(ctx)?;
@@ -245,7 +243,6 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
 }
 
 fn vm_suite(ctx: &Ctx, a: &Args) -> Result<(usize, Vec<String>)> {
-    let _lock = lock::acquire(ctx)?;
     let scripts = suite::discover(ctx, &a.rest)?;
     let art = artifacts::build(ctx)?;
     let accel = accel::choose(ctx, &art.kernel.bzimage)?;
