@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # The kernel-verbs test module against siw (the reference): both ends of a connection in
-# the kernel over siw0 on eth0; every case it logs must pass, with atomics=1 too.
+# the kernel over siw0 on eth0; every case it logs must pass, with atomics=1 too. Two
+# self-test runs show the module's checks can fail: noinv=1 (no invalidation is posted)
+# and a device that does not carry the connection.
 . /rsiw/lib.sh
 setup_net
 
@@ -12,20 +14,29 @@ read_inv_setup read_with_inv read_with_inv_invalidated connect_send_inv send_inv
 send_with_inv send_with_inv_invalidated"
 # siw has no masked atomics: with atomics=1 they must fail cleanly.
 ATOMIC_CASES="masked_atomic_model connect_atomics atomics_setup masked_atomic_unsupported_clean_error"
+# What noinv=1 must break: every check that an invalidation took effect.
+NOINV_FAIL="read_after_local_inv_fails write_after_local_inv_not_placed read_with_inv_invalidated
+send_with_inv send_with_inv_invalidated"
+NOINV_PASS="listen connect_basic send_recv frwr_rdma_write frwr_rdma_read read_with_inv"
 
-# run_kverbs LABEL CASES PARAMS...: load the module, turn its log lines into cases, unload it.
+# run_kverbs LABEL PASSING FAILING PARAMS...: load the module (its load fails iff a case
+# failed), then check each case in PASSING passed and each in FAILING failed.
 run_kverbs() {
-    label=$1; cases=$2; shift 2
+    label=$1; passing=$2; failing=$3; shift 3
     dmesg -C
-    if timeout 300 modprobe rsiw_kverbs_test dev=siw0 addr=10.0.2.15 "$@"; then
-        pass "$label/modprobe rsiw_kverbs_test $*"
-        check "$label/rmmod rsiw_kverbs_test" rmmod rsiw_kverbs_test
+    timeout 300 modprobe rsiw_kverbs_test dev=siw0 addr=10.0.2.15 "$@"
+    rc=$?
+    if [ -z "$failing" ]; then
+        if [ $rc -eq 0 ]; then pass "$label/modprobe exits 0"; else fail "$label/modprobe exits 0" "exit $rc"; fi
+        [ $rc -eq 0 ] && check "$label/rmmod rsiw_kverbs_test" rmmod rsiw_kverbs_test
     else
-        fail "$label/modprobe rsiw_kverbs_test $*" "exit $? (the module fails its load when a case fails)"
+        # 1 is modprobe's "load failed" (the module's -EIO); 124 would be the timeout.
+        if [ $rc -eq 1 ]; then pass "$label/modprobe fails"; else fail "$label/modprobe fails" "exit $rc"; fi
+        [ $rc -eq 0 ] && rmmod rsiw_kverbs_test
     fi
     log=$(dmesg)
     printf '%s\n' "$log" | grep -E 'rsiw-kverbs|RSIW-KVERBS'
-    for c in $cases; do
+    for c in $passing; do
         line=$(printf '%s\n' "$log" | grep -E "RSIW-KVERBS (PASS|FAIL) $c(:|\$)" | head -n 1)
         case "$line" in
         *"RSIW-KVERBS PASS $c") pass "$label/$c" ;;
@@ -33,15 +44,27 @@ run_kverbs() {
         *) fail "$label/$c" "not reported" ;;
         esac
     done
-    check_output "$label/summary, none failed" 'RSIW-KVERBS SUMMARY passed=[0-9]+ failed=0$' \
+    for c in $failing; do
+        if printf '%s\n' "$log" | grep -Eq "RSIW-KVERBS FAIL $c:"; then
+            pass "$label/$c fails"
+        else
+            fail "$label/$c fails" "no FAIL line for $c"
+        fi
+    done
+    if [ -z "$failing" ]; then want='failed=0$'; else want='failed=[1-9][0-9]*$'; fi
+    check_output "$label/summary" "RSIW-KVERBS SUMMARY passed=[0-9]+ $want" \
         sh -c 'dmesg | grep "RSIW-KVERBS SUMMARY"'
 }
 
 check "modprobe siw" modprobe siw || finish
 check "rdma link add siw0 type siw netdev eth0" rdma link add siw0 type siw netdev eth0 || finish
 
-run_kverbs base "$CASES" port=18515
-run_kverbs atomics "$CASES $ATOMIC_CASES" port=18516 atomics=1
+run_kverbs base "$CASES" "" port=18515
+run_kverbs atomics "$CASES $ATOMIC_CASES" "" port=18516 atomics=1
+run_kverbs selftest-noinv "$NOINV_PASS" "$NOINV_FAIL" port=18517 noinv=1
+# siw0 carries 10.0.2.15, so every connection ends up on the wrong device.
+run_kverbs selftest-nodev "listen" "connect_basic connect_read_inv connect_send_inv" \
+    port=18518 dev=nosuch0
 
 check_no_output "no cm_id left behind" '[0-9]' sh -c 'rdma resource show cm_id | grep -v "^$"'
 check "rdma link delete siw0" rdma link delete siw0

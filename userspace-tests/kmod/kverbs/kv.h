@@ -54,6 +54,7 @@ extern char *kv_dev;
 extern char *kv_addr;
 extern int kv_port;
 extern bool kv_atomics;
+extern bool kv_noinv;
 
 /* kv_main.c: results. */
 void kv_pass(const char *name);

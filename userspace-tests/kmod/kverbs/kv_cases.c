@@ -161,10 +161,14 @@ static void kv_frwr_cases(struct kv_conn *c)
 		kv_fail("frwr_rdma_read", "%s", kv_why);
 	}
 
-	rv = kv_frmr_local_inv(&c->srv, &fr, &wc);
-	if (!kv_check("local_inv", kv_wc_ok(rv, &wc, IB_WC_LOCAL_INV, "LOCAL_INV"), "%s",
-		      kv_why))
-		return;
+	if (kv_noinv) {
+		pr_info("rsiw-kverbs: noinv: LOCAL_INV not posted\n");
+	} else {
+		rv = kv_frmr_local_inv(&c->srv, &fr, &wc);
+		if (!kv_check("local_inv", kv_wc_ok(rv, &wc, IB_WC_LOCAL_INV, "LOCAL_INV"), "%s",
+			      kv_why))
+			return;
+	}
 
 	/* Both must be refused by the server: the STag is invalid (RFC 5040 7.1). */
 	sge = kv_sge(&c->cli, 0, PAGE_SIZE);
@@ -224,7 +228,7 @@ void kv_run_read_inv(void)
 	sge.addr = fr_sink.mr->iova;
 	sge.length = len;
 	sge.lkey = fr_sink.mr->lkey;
-	rv = kv_rdma_wait(&c->cli, IB_WR_RDMA_READ_WITH_INV, &sge, fr.mr->iova + off, fr.mr->rkey,
+	rv = kv_rdma_wait(&c->cli, kv_noinv ? IB_WR_RDMA_READ : IB_WR_RDMA_READ_WITH_INV, &sge, fr.mr->iova + off, fr.mr->rkey,
 			  fr_sink.mr->lkey, &wc);
 	if (kv_wc_ok(rv, &wc, IB_WC_RDMA_READ, "READ_WITH_INV")) {
 		bad = kv_frmr_check(&c->cli, &fr_sink, 0, len, 0x66, off);
@@ -258,15 +262,15 @@ void kv_run_send_inv(void)
 	rv = kv_frmr_setup(&c->srv, &fr, KV_ACC_RW);
 	if (!kv_check("send_inv_setup", !rv, "FRWR MR: %d", rv))
 		goto out;
-	if (!kv_xfer(c, IB_WR_SEND_WITH_INV, 512, 0x77, fr.mr->rkey, &wc)) {
+	if (!kv_xfer(c, kv_noinv ? IB_WR_SEND : IB_WR_SEND_WITH_INV, 512, 0x77, fr.mr->rkey,
+		     &wc)) {
 		kv_fail("send_with_inv", "%s", kv_why);
 		goto out;
 	}
-	if (!kv_check("send_with_inv",
-		      (wc.wc_flags & IB_WC_WITH_INVALIDATE) && wc.ex.invalidate_rkey == fr.mr->rkey,
-		      "receive wc_flags %#x invalidate_rkey %#x, want IB_WC_WITH_INVALIDATE and %#x",
-		      wc.wc_flags, wc.ex.invalidate_rkey, fr.mr->rkey))
-		goto out;
+	kv_check("send_with_inv",
+		 (wc.wc_flags & IB_WC_WITH_INVALIDATE) && wc.ex.invalidate_rkey == fr.mr->rkey,
+		 "receive wc_flags %#x invalidate_rkey %#x, want IB_WC_WITH_INVALIDATE and %#x",
+		 wc.wc_flags, wc.ex.invalidate_rkey, fr.mr->rkey);
 	sge = kv_sge(&c->cli, 0, 64);
 	kv_check("send_with_inv_invalidated",
 		 kv_read_fails(&c->cli, &sge, fr.mr->iova, fr.mr->rkey), "%s", kv_why);

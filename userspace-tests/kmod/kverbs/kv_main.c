@@ -29,6 +29,10 @@ bool kv_atomics;
 module_param_named(atomics, kv_atomics, bool, 0444);
 MODULE_PARM_DESC(atomics, "also run the RFC 7306 masked-atomics cases (default 0)");
 
+bool kv_noinv;
+module_param_named(noinv, kv_noinv, bool, 0444);
+MODULE_PARM_DESC(noinv, "self-test of the test: skip every invalidation, so the invalidation cases must fail");
+
 static unsigned int kv_passed, kv_failed;
 
 void kv_pass(const char *name)
@@ -54,8 +58,8 @@ static int __init kv_init(void)
 {
 	int rv;
 
-	pr_info("rsiw-kverbs: dev=%s addr=%s port=%d atomics=%d\n", kv_dev, kv_addr,
-		kv_port, kv_atomics);
+	pr_info("rsiw-kverbs: dev=%s addr=%s port=%d atomics=%d noinv=%d\n", kv_dev, kv_addr,
+		kv_port, kv_atomics, kv_noinv);
 	rv = kv_listen_start();
 	if (kv_check("listen", !rv, "rdma_cm listener on %s:%d: %d", kv_addr, kv_port, rv)) {
 		kv_run_basic();
