@@ -37,10 +37,12 @@ pub fn build(ctx: &Ctx) -> Result<Artifacts> {
     );
     let rsiw_ko = module::build_rsiw(ctx, &kernel);
     let provider = provider::build(ctx);
+    let verbs_test = provider::build_verbs_test(ctx);
     let test_kmods = module::build_test_kmods(ctx, &kernel)?;
     let parts = Parts {
         rsiw_ko,
         provider,
+        verbs_test,
         test_kmods,
     };
     let initramfs = image::build(ctx, &kernel, &parts)?;

@@ -39,6 +39,8 @@ pub struct Parts {
     pub rsiw_ko: Part,
     /// `librsiw_provider.so`, or why it is missing.
     pub provider: Part,
+    /// `rsiw-verbs-test` (installed as `/usr/bin/rsiw-verbs-test`), or why it is missing.
+    pub verbs_test: Part,
     /// Test-only kernel modules (installed in `extra/` next to rsiw.ko).
     pub test_kmods: Vec<PathBuf>,
 }
@@ -97,6 +99,18 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
         p => {
             status += &format!(
                 "RSIW_PROVIDER_MISSING={}\n",
+                shell_quote(p.reason().unwrap_or("?"))
+            )
+        }
+    }
+    match &parts.verbs_test {
+        Part::Built(bin) => {
+            t.insert("usr/bin/rsiw-verbs-test", Entry::File(bin.clone(), 0o755));
+            elves.push(bin.clone());
+        }
+        p => {
+            status += &format!(
+                "RSIW_VERBS_TEST_MISSING={}\n",
                 shell_quote(p.reason().unwrap_or("?"))
             )
         }

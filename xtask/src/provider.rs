@@ -41,3 +41,25 @@ pub fn build(ctx: &Ctx) -> Part {
     }
     part
 }
+
+/// Build `rsiw-verbs-test` (the userspace verbs conformance program) for the image.
+pub fn build_verbs_test(ctx: &Ctx) -> Part {
+    let r = cmd::run(
+        Command::new("cargo").current_dir(&ctx.root).args([
+            "build",
+            "--release",
+            "-p",
+            "rsiw-userspace-tests",
+        ]),
+        "fix the rsiw-verbs-test build error above",
+    );
+    let bin = ctx.root.join("target/release/rsiw-verbs-test");
+    let part = match r {
+        Err(e) => Part::Missing(format!("rsiw-verbs-test did not build: {e:#}")),
+        Ok(()) => Part::Built(bin),
+    };
+    if let Some(why) = part.reason() {
+        eprintln!("build: {why}");
+    }
+    part
+}
