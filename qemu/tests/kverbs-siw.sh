@@ -19,21 +19,15 @@ NOINV_FAIL="read_after_local_inv_fails write_after_local_inv_not_placed read_wit
 send_with_inv send_with_inv_invalidated"
 NOINV_PASS="listen connect_basic send_recv frwr_rdma_write frwr_rdma_read read_with_inv"
 
-# run_kverbs LABEL PASSING FAILING PARAMS...: load the module (its load fails iff a case
-# failed), then check each case in PASSING passed and each in FAILING failed.
+# run_kverbs LABEL PASSING FAILING PARAMS...: load the module (the run happens at load),
+# then check each case in PASSING passed and each in FAILING failed.
 run_kverbs() {
     label=$1; passing=$2; failing=$3; shift 3
     dmesg -C
-    timeout 300 modprobe rsiw_kverbs_test dev=siw0 addr=10.0.2.15 "$@"
-    rc=$?
-    if [ -z "$failing" ]; then
-        if [ $rc -eq 0 ]; then pass "$label/modprobe exits 0"; else fail "$label/modprobe exits 0" "exit $rc"; fi
-        [ $rc -eq 0 ] && check "$label/rmmod rsiw_kverbs_test" rmmod rsiw_kverbs_test
-    else
-        # 1 is modprobe's "load failed" (the module's -EIO); 124 would be the timeout.
-        if [ $rc -eq 1 ]; then pass "$label/modprobe fails"; else fail "$label/modprobe fails" "exit $rc"; fi
-        [ $rc -eq 0 ] && rmmod rsiw_kverbs_test
-    fi
+    check "$label/modprobe rsiw_kverbs_test $*" \
+        timeout 300 modprobe rsiw_kverbs_test dev=siw0 addr=10.0.2.15 "$@" || return
+    failed=$(cat /sys/module/rsiw_kverbs_test/parameters/failed)
+    check "$label/rmmod rsiw_kverbs_test" rmmod rsiw_kverbs_test
     log=$(dmesg)
     printf '%s\n' "$log" | grep -E 'rsiw-kverbs|RSIW-KVERBS'
     for c in $passing; do
@@ -54,6 +48,7 @@ run_kverbs() {
     if [ -z "$failing" ]; then want='failed=0$'; else want='failed=[1-9][0-9]*$'; fi
     check_output "$label/summary" "RSIW-KVERBS SUMMARY passed=[0-9]+ $want" \
         sh -c 'dmesg | grep "RSIW-KVERBS SUMMARY"'
+    check_output "$label/parameters/failed" "^${want%\$}\$" echo "failed=$failed"
 }
 
 check "modprobe siw" modprobe siw || finish

@@ -4,7 +4,10 @@
  * rdma_cm and checks SEND/RECV, FRWR with RDMA WRITE/READ, invalidation
  * (RFC 5040 section 6.x STag invalidation) and, with atomics=1, the RFC 7306
  * masked atomics. One "RSIW-KVERBS PASS|FAIL case" kernel log line per case
- * and a summary; loading fails with -EIO if any case failed.
+ * and a summary. Loading succeeds whenever the run completed, failed cases or
+ * not (a failing init would be run twice by busybox's finit_module/init_module
+ * fallback); the verdict is the summary line and the read-only parameters
+ * passed and failed.
  */
 #include <linux/init.h>
 #include <linux/kernel.h>
@@ -34,6 +37,10 @@ module_param_named(noinv, kv_noinv, bool, 0444);
 MODULE_PARM_DESC(noinv, "self-test of the test: skip every invalidation, so the invalidation cases must fail");
 
 static unsigned int kv_passed, kv_failed;
+module_param_named(passed, kv_passed, uint, 0444);
+MODULE_PARM_DESC(passed, "result: cases passed by the run at load (read-only)");
+module_param_named(failed, kv_failed, uint, 0444);
+MODULE_PARM_DESC(failed, "result: cases failed by the run at load (read-only)");
 
 void kv_pass(const char *name)
 {
@@ -58,6 +65,9 @@ static int __init kv_init(void)
 {
 	int rv;
 
+	/* Results, not inputs: a value given at load is ignored. */
+	kv_passed = 0;
+	kv_failed = 0;
 	pr_info("rsiw-kverbs: dev=%s addr=%s port=%d atomics=%d noinv=%d\n", kv_dev, kv_addr,
 		kv_port, kv_atomics, kv_noinv);
 	rv = kv_listen_start();
@@ -70,7 +80,7 @@ static int __init kv_init(void)
 		kv_listen_stop();
 	}
 	pr_info("RSIW-KVERBS SUMMARY passed=%u failed=%u\n", kv_passed, kv_failed);
-	return kv_failed ? -EIO : 0;
+	return 0;
 }
 
 static void __exit kv_exit(void)
