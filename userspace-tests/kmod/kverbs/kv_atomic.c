@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The RFC 7306 section 5.1 masked atomics cases (masked FetchAdd and masked
+ * The RFC 7306 §5.1 masked atomics cases (masked FetchAdd and masked
  * CmpSwap) through IB_WR_MASKED_ATOMIC_*; on a device without masked atomics
  * they must fail cleanly (refused post or error completion, never a hang).
  */
@@ -8,14 +8,14 @@
 
 #include "kv.h"
 
-/* Target word offsets in the server's region (8-byte aligned: RFC 7306 5.1.1). */
+/* Target word offsets in the server's region (8-byte aligned: RFC 7306 §5.1.1). */
 #define KV_FADD_OFF 64
 #define KV_CSWAP_OFF 128
 
 static struct kv_conn aconn;
 static struct kv_frmr afr;
 
-/* RFC 7306 5.1.1 pseudocode: add per field, a carry out of a bit set in mask is discarded. */
+/* RFC 7306 §5.1.1 pseudocode: add per field, a carry out of a bit set in mask is discarded. */
 u64 kv_masked_fadd(u64 orig, u64 add, u64 mask)
 {
 	u64 res = 0, carry = 0, bit, sum;
@@ -33,7 +33,7 @@ u64 kv_masked_fadd(u64 orig, u64 add, u64 mask)
 	return res;
 }
 
-/* RFC 7306 5.1.2 pseudocode: compare under cmask; on a match swap the bits under smask. */
+/* RFC 7306 §5.1.2 pseudocode: compare under cmask; on a match swap the bits under smask. */
 u64 kv_masked_cswap(u64 orig, u64 cmp, u64 cmask, u64 swap, u64 smask)
 {
 	if ((cmp ^ orig) & cmask)
@@ -69,7 +69,7 @@ static int kv_atomic(struct kv_conn *c, enum ib_wr_opcode op, u32 off, u64 cadd,
 /*
  * One masked atomic on the word at off holding orig: checks the completion,
  * the returned original (host order, as the verbs deliver it) and the final
- * memory (RFC 7306 5.1: the operation runs in the target's byte order).
+ * memory (RFC 7306 §5.1: the operation runs in the target's byte order).
  */
 static void kv_atomic_case(struct kv_conn *c, const char *name, enum ib_wr_opcode op,
 			   enum ib_wc_opcode wop, u32 off, u64 orig, u64 want, u64 cadd,

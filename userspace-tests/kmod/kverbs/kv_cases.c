@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The SEND/RECV, FRWR and invalidation cases (RFC 5040 sections 5 and 6:
- * tagged buffers, STag invalidation by LOCAL_INV, READ with local invalidate
- * and SEND with remote invalidate), each group on its own connection because
- * an access to an invalid STag terminates the connection (RFC 5040 7.x).
+ * The SEND/RECV, FRWR and invalidation cases (RFC 5040 §5: tagged buffers,
+ * STag invalidation by LOCAL_INV, READ with local invalidate and SEND with
+ * invalidate), each group on its own connection because an access through an
+ * invalid STag is a DDP error (RFC 5041 §7.2) that ends the stream with a
+ * Terminate (RFC 5040 §7).
  */
 #include <linux/string.h>
 
@@ -88,8 +89,8 @@ static int kv_rdma_wait(struct kv_end *e, enum ib_wr_opcode op, struct ib_sge *s
 
 /*
  * An RDMA READ of 64 bytes from (raddr, rkey) into sink must fail: a refused
- * post or an error completion, in bounded time (RFC 5040 7.1: an invalid
- * STag is an access error that terminates the stream).
+ * post or an error completion, in bounded time (an invalid STag is a DDP
+ * error, RFC 5041 §7.2, reported by a Terminate, RFC 5040 §7).
  */
 bool kv_read_fails(struct kv_end *e, struct ib_sge *sink, u64 raddr, u32 rkey)
 {
@@ -130,7 +131,7 @@ static void kv_frwr_cases(struct kv_conn *c)
 	rv = kv_rdma_wait(&c->cli, IB_WR_RDMA_WRITE, &sge, fr.mr->iova, fr.mr->rkey, 0, &wc);
 	/*
 	 * A WRITE's completion only frees the source; the SEND after it is
-	 * delivered after the WRITE is placed (RFC 5040 5.5), so its arrival
+	 * delivered after the WRITE is placed (RFC 5040 §5.5), so its arrival
 	 * proves placement.
 	 */
 	if (kv_wc_ok(rv, &wc, IB_WC_RDMA_WRITE, "write") &&
@@ -170,7 +171,7 @@ static void kv_frwr_cases(struct kv_conn *c)
 			return;
 	}
 
-	/* Both must be refused by the server: the STag is invalid (RFC 5040 7.1). */
+	/* Both must be refused by the server: the STag is invalid (RFC 5041 §7.2). */
 	sge = kv_sge(&c->cli, 0, PAGE_SIZE);
 	kv_fill_at(c->cli.buf, PAGE_SIZE, 0x55, 0);
 	kv_sync_dev(&c->cli);
@@ -248,7 +249,7 @@ out:
 /*
  * SEND with remote invalidate: the receiver's completion carries
  * IB_WC_WITH_INVALIDATE and the STag, which is then invalid for the peer
- * (RFC 5040 6.10 / 7.1, Send with Invalidate).
+ * (RFC 5040 §5.3, Send with Invalidate).
  */
 void kv_run_send_inv(void)
 {

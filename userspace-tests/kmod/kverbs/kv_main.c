@@ -2,7 +2,7 @@
 /*
  * Test-only module: runs both ends of an RDMA connection in the kernel through
  * rdma_cm and checks SEND/RECV, FRWR with RDMA WRITE/READ, invalidation
- * (RFC 5040 section 6.x STag invalidation) and, with atomics=1, the RFC 7306
+ * (RFC 5040 §5 STag invalidation) and, with atomics=1, the RFC 7306
  * masked atomics. One "RSIW-KVERBS PASS|FAIL case" kernel log line per case
  * and a summary. Loading succeeds whenever the run completed, failed cases or
  * not (a failing init would be run twice by busybox's finit_module/init_module

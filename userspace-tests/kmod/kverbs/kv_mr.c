@@ -2,7 +2,7 @@
 /*
  * FRWR regions for the test: KV_PAGES separate pages behind one
  * IB_MR_TYPE_MEM_REG MR, registered by an IB_WR_REG_MR work request and
- * invalidated by IB_WR_LOCAL_INV (RFC 5040 section 5, STag states).
+ * invalidated by IB_WR_LOCAL_INV (RFC 5040 §5: STags name tagged buffers until invalidated).
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
