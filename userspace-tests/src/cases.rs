@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! The conformance cases, requester side: data transfer (RFC 5040 §5, §7), SRQ, solicited
-//! events (RFC 5040 §7.3) and error/flush semantics (RFC 5040 §7.4, RFC 5041 §7).
+//! The conformance cases, requester side: data transfer (RFC 5040 §5), SRQ, solicited
+//! events (RFC 5040 §5.3) and error/flush semantics (RFC 5040 §7.2, RFC 5041 §7.2).
 
 use crate::ffi::{self, Op};
 use crate::proto::{self, Kind, Req, GUARD};
@@ -229,7 +229,7 @@ enum ReadFault {
     Deregistered,
 }
 
-/// RFC 5040 §7.4.1 / RFC 5041 §7: an invalid Read request is answered with a Terminate,
+/// RFC 5040 §7.2: an invalid Read request is answered with a Terminate,
 /// which completes the Read with a remote access error.
 fn read_error(env: &Env, name: &str, f: ReadFault) -> Result<(), String> {
     let len = 4096;
@@ -253,7 +253,7 @@ fn read_error(env: &Env, name: &str, f: ReadFault) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let w = wait::wait_for(&mut c.pend, &c.cq, 7, Duration::from_secs(10))?;
     wait::expect(&w, ffi::WC_REM_ACCESS, None)?;
-    // The Terminate ends the connection (RFC 5040 §6.1); DISCONNECTED must follow.
+    // The Terminate ends the connection (RFC 5040 §7); DISCONNECTED must follow.
     expect_event(
         &c.chan,
         ffi::sys::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED,
@@ -265,7 +265,7 @@ fn read_error(env: &Env, name: &str, f: ReadFault) -> Result<(), String> {
 const GUARD_FILL: u8 = proto::GUARD_BYTE;
 
 /// A Write to a region without remote write access: the responder terminates (RFC 5040
-/// §7.4.1); the Write itself may already have completed locally (iWARP completes Writes on
+/// §7.2); the Write itself may already have completed locally (iWARP completes Writes on
 /// transmission), so the check is on the Read that follows it and on the connection.
 fn no_remote_write(env: &Env) -> Result<(), String> {
     let mut r = req(Kind::Expose, "err-no-remote-write", 4096, 1);

@@ -120,7 +120,7 @@ fn handle(chan: &Rc<Channel>, id: &CmId, req: &Req) -> Result<(), String> {
                 }],
             )
             .map_err(e)?;
-            // RFC 5040 §5.3: an STag whose region is gone must no longer be accepted.
+            // A deregistered region's STag must no longer be accepted (RFC 5040 §7.2 invalid STag).
             exposed = if req.flags & proto::F_DEREG != 0 {
                 None
             } else {
@@ -190,7 +190,7 @@ fn send_verdict(c: &mut Conn, v: Result<(), String>) -> Result<(), String> {
     wait::expect_ok(&mut c.pend, &c.cq, WR_VERDICT, ffi::OP_SEND, None).map(|_| ())
 }
 
-/// One receive completion as RFC 5040 §7.2 / verbs define it: success, RECV, the whole message.
+/// One receive completion as verbs define it: success, RECV, the whole message.
 fn check_recv(wc: &Wc, req: &Req) -> Result<(), String> {
     wait::expect(wc, ffi::WC_SUCCESS, Some(ffi::OP_RECV))?;
     if wc.byte_len != req.len {
@@ -241,7 +241,7 @@ fn check_exposed(c: &mut Conn, mr: Option<&Mr>, req: &Req) -> Result<(), String>
     )
 }
 
-/// RFC 5040 §7.3 (Solicited Event): an unsolicited Send raises no CQ event, a solicited one does.
+/// RFC 5040 §5.3 (Send with Solicited Event): an unsolicited Send raises no CQ event, a solicited one does.
 fn solicited(
     c: &mut Conn,
     sinks: &[Vec<Mr>],

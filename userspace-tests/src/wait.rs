@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! Collecting completions by work-request id and checking their fields (verbs §11.4.2.1).
+//! Collecting completions by work-request id and checking their fields.
 
 use crate::ffi::{self, Cq, Wc};
 use std::time::{Duration, Instant};
