@@ -2,9 +2,10 @@
 //! The conformance cases, requester side: data transfer (RFC 5040 §5), SRQ, solicited
 //! events (RFC 5040 §5.3) and error/flush semantics (RFC 5040 §7.2, RFC 5041 §7.2).
 
+use crate::ffi::Sge;
 use crate::ffi::{self, Op};
 use crate::proto::{self, Kind, Req, GUARD};
-use crate::requester::{expect_event, Client, Env, Local};
+use crate::requester::{expect_event, Client, Env, Local, WR_VERDICT};
 use crate::wait;
 use std::time::Duration;
 
@@ -204,20 +205,46 @@ fn solicited(env: &Env) -> Result<(), String> {
     c.close()
 }
 
-/// Send with Invalidate needs an invalidatable STag: user MRs are not (verbs), so this
-/// takes a type-2 memory window, which the device must support.
+/// Send with Invalidate (RFC 5040 §5.3) needs an STag the peer may invalidate: user MRs
+/// are not, so the server binds a type-2 memory window over its region and sends its
+/// rkey. The window must work before (a Read through it), the receive must report the
+/// invalidation (`IBV_WC_WITH_INV`, `invalidated_rkey`), and a Read after it must fail.
 fn send_with_inv(env: &Env) -> Result<(), String> {
-    let r = req(Kind::Recv, "send-with-inv", 0, 0);
-    let c = Client::connect(env, &r)?;
-    let (mw, _) = c.id.limits().map_err(|e| e.to_string())?;
-    c.close()?;
-    if mw == 0 {
-        println!("rsiw-verbs-test: send-with-inv: device reports max_mw 0 (no memory windows), nothing to invalidate");
-        return Err("device has no memory windows (max_mw 0)".into());
-    }
-    Err(format!(
-        "device reports max_mw {mw}: the memory-window path of this case is not written yet"
-    ))
+    let len = 4096;
+    let mut r = req(Kind::Invalidate, "send-with-inv", len, 1);
+    r.flags = proto::F_CHECK;
+    let mut c = Client::connect(env, &r)?;
+    // The server's first message is the window's rkey, or why it has none.
+    let bound = c.message(WR_VERDICT)?;
+    let rkey = bound
+        .get(..4)
+        .and_then(|b| b.try_into().ok())
+        .map(u32::from_le_bytes)
+        .ok_or("the bind message is shorter than an rkey")?;
+    let ctl = Sge {
+        mr: &c.ctl,
+        offset: 0,
+        len: 256,
+    };
+    c.qp.post_recv(WR_VERDICT + 1, &[ctl])
+        .map_err(|e| e.to_string())?;
+    let at = c.resp.addr + GUARD as u64;
+    let before = Local::new(&c.pd, 64, 1, None)?;
+    c.qp.post_send(7, Op::Read(at, rkey), &before.sges(), ffi::SIGNALED)
+        .map_err(|e| e.to_string())?;
+    wait::expect_ok(&mut c.pend, &c.cq, 7, ffi::OP_READ, None)?;
+    before.check(proto::pattern(r.seed, len).get(..64).unwrap_or_default())?;
+    let msg = Local::new(&c.pd, 16, 1, Some(&[0x33; 16]))?;
+    c.qp.post_send(8, Op::SendInv(rkey), &msg.sges(), ffi::SIGNALED)
+        .map_err(|e| e.to_string())?;
+    wait::expect_ok(&mut c.pend, &c.cq, 8, ffi::OP_SEND, None)?;
+    c.message(WR_VERDICT + 1)?;
+    let after = Local::new(&c.pd, 64, 1, None)?;
+    c.qp.post_send(9, Op::Read(at, rkey), &after.sges(), ffi::SIGNALED)
+        .map_err(|e| e.to_string())?;
+    let w = wait::wait_for(&mut c.pend, &c.cq, 9, Duration::from_secs(10))?;
+    wait::expect(&w, ffi::WC_REM_ACCESS, None)?;
+    after.check(&[GUARD_FILL; 64])
 }
 
 /// How a Read request is made invalid.

@@ -31,6 +31,8 @@ pub const LOCAL_WRITE: u32 = ibv_access_flags_IBV_ACCESS_LOCAL_WRITE;
 pub const REMOTE_WRITE: u32 = ibv_access_flags_IBV_ACCESS_REMOTE_WRITE;
 /// Remote peers may RDMA Read the region.
 pub const REMOTE_READ: u32 = ibv_access_flags_IBV_ACCESS_REMOTE_READ;
+/// Memory windows may be bound to the region.
+pub const MW_BIND: u32 = ibv_access_flags_IBV_ACCESS_MW_BIND;
 
 fn check(rc: i32, what: &str) -> Result<()> {
     if rc == 0 {
@@ -484,6 +486,8 @@ pub const OP_SEND: u32 = ibv_wc_opcode_IBV_WC_SEND;
 pub const OP_WRITE: u32 = ibv_wc_opcode_IBV_WC_RDMA_WRITE;
 /// `IBV_WC_RDMA_READ`.
 pub const OP_READ: u32 = ibv_wc_opcode_IBV_WC_RDMA_READ;
+/// `IBV_WC_BIND_MW`.
+pub const OP_BIND_MW: u32 = ibv_wc_opcode_IBV_WC_BIND_MW;
 /// `IBV_WC_RECV`.
 pub const OP_RECV: u32 = ibv_wc_opcode_IBV_WC_RECV;
 /// `IBV_WC_WITH_INV`.
@@ -629,6 +633,40 @@ impl Drop for Srq {
     }
 }
 
+/// A type-2 memory window.
+pub struct Mw {
+    mw: *mut ibv_mw,
+    _pd: Pd,
+}
+
+impl Mw {
+    /// Allocates a type-2 window on `pd`.
+    pub fn new(pd: &Pd) -> Result<Self> {
+        // SAFETY: live PD; the result is checked for NULL.
+        let mw = nonnull(
+            unsafe { rsiw_shim_alloc_mw(pd.0.pd, ibv_mw_type_IBV_MW_TYPE_2) },
+            "ibv_alloc_mw",
+        )?;
+        Ok(Mw {
+            mw,
+            _pd: pd.clone(),
+        })
+    }
+
+    /// The key a new bind should carry: the window's current rkey with the next key byte.
+    pub fn next_rkey(&self) -> u32 {
+        // SAFETY: live MW; ibv_inc_rkey is a pure function.
+        unsafe { rsiw_shim_inc_rkey((*self.mw).rkey) }
+    }
+}
+
+impl Drop for Mw {
+    fn drop(&mut self) {
+        // SAFETY: live MW, deallocated once; QPs are destroyed first by the owners' field order.
+        unsafe { rsiw_shim_dealloc_mw(self.mw) };
+    }
+}
+
 /// One scatter/gather element: `len` bytes at `offset` in `mr`.
 pub struct Sge<'a> {
     /// The region.
@@ -678,6 +716,22 @@ pub enum Op {
     Read(u64, u32),
 }
 
+/// What a Bind MW work request binds: `len` bytes at `offset` of `mr`, under `rkey`.
+pub struct Bind<'a> {
+    /// The window.
+    pub mw: &'a Mw,
+    /// The region it opens.
+    pub mr: &'a Mr,
+    /// Offset in the region.
+    pub offset: usize,
+    /// Length.
+    pub len: usize,
+    /// Remote access rights of the window.
+    pub access: u32,
+    /// The key the window gets (see [`Mw::next_rkey`]).
+    pub rkey: u32,
+}
+
 /// `IBV_SEND_SIGNALED`.
 pub const SIGNALED: u32 = ibv_send_flags_IBV_SEND_SIGNALED;
 /// `IBV_SEND_SOLICITED`.
@@ -701,6 +755,33 @@ impl Drop for QpInner {
 pub struct Qp(QpInner);
 
 impl Qp {
+    /// Posts a Bind MW work request (signaled).
+    pub fn post_bind(&self, wr_id: u64, b: &Bind) -> Result<()> {
+        b.mr.bounds(b.offset, b.len)?;
+        let mut wr = ibv_send_wr {
+            wr_id,
+            opcode: ibv_wr_opcode_IBV_WR_BIND_MW,
+            send_flags: SIGNALED,
+            ..Default::default()
+        };
+        wr.__bindgen_anon_2.bind_mw = ibv_send_wr__bindgen_ty_4__bindgen_ty_1 {
+            mw: b.mw.mw,
+            rkey: b.rkey,
+            bind_info: ibv_mw_bind_info {
+                mr: b.mr.mr,
+                addr: b.mr.addr() + b.offset as u64,
+                length: b.len as u64,
+                mw_access_flags: b.access,
+            },
+        };
+        let mut bad = std::ptr::null_mut();
+        // SAFETY: `wr` lives across the call; the MW and MR outlive the bind (owners keep them).
+        check(
+            unsafe { rsiw_shim_post_send(self.raw(), &mut wr, &mut bad) },
+            "ibv_post_send(BIND_MW)",
+        )
+    }
+
     /// Creates the ID's QP: send and receive CQ `cq`, receives from `srq` if given.
     pub fn new(id: &CmId, pd: &Pd, cq: &Rc<Cq>, srq: Option<&Rc<Srq>>) -> Result<Self> {
         let mut a = ibv_qp_init_attr {

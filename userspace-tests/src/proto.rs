@@ -16,6 +16,8 @@ pub enum Kind {
     Expose = 2,
     /// Arm the CQ for solicited events and check which sends raise one.
     Solicited = 3,
+    /// Expose a region through a type-2 memory window and check a Send with Invalidate.
+    Invalidate = 4,
 }
 
 /// Server flag: create an SRQ and receive through it.
@@ -86,6 +88,7 @@ impl Req {
             1 => Kind::Recv,
             2 => Kind::Expose,
             3 => Kind::Solicited,
+            4 => Kind::Invalidate,
             _ => return None,
         };
         Some(Req {

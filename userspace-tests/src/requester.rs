@@ -111,15 +111,21 @@ impl Client {
 
     /// The server's verdict on what it received (sent only for `F_CHECK` requests).
     pub fn verdict(&mut self) -> Result<(), String> {
-        let w = wait::expect_ok(&mut self.pend, &self.cq, WR_VERDICT, ffi::OP_RECV, None)?;
+        self.message(WR_VERDICT).map(|_| ())
+    }
+
+    /// A server message received by receive `wr_id` into the control region: its payload
+    /// if it says success, else the server's reason as the error.
+    pub fn message(&mut self, wr_id: u64) -> Result<Vec<u8>, String> {
+        let w = wait::expect_ok(&mut self.pend, &self.cq, wr_id, ffi::OP_RECV, None)?;
         let msg = self
             .ctl
             .read(0, (w.byte_len as usize).min(256))
             .map_err(io)?;
         match msg.split_first() {
-            Some((0, _)) => Ok(()),
+            Some((0, rest)) => Ok(rest.to_vec()),
             Some((_, why)) => Err(format!("responder: {}", String::from_utf8_lossy(why))),
-            None => Err("responder sent an empty verdict".into()),
+            None => Err("responder sent an empty message".into()),
         }
     }
 

@@ -2,7 +2,7 @@
 //! The `--server` role: sets up what each connect request asks for (RFC 5040 §5 data
 //! sink / source) and, when asked, checks what arrived and sends its verdict back.
 
-use crate::ffi::{self, Channel, CmId, Cq, Mr, Op, Pd, Qp, Sge, Srq, Wc};
+use crate::ffi::{self, Bind, Channel, CmId, Cq, Mr, Mw, Op, Pd, Qp, Sge, Srq, Wc};
 use crate::proto::{self, Kind, Req, Resp, GUARD, GUARD_BYTE};
 use crate::wait::{self, Pending};
 use std::net::SocketAddrV4;
@@ -13,6 +13,10 @@ use std::time::{Duration, Instant};
 const WR_VERDICT: u64 = 9000;
 /// Work-request id of the "done" receive in `Expose` connections.
 const WR_DONE: u64 = 9001;
+/// Work-request id of the Bind MW in `Invalidate` connections.
+const WR_BIND: u64 = 9002;
+/// Where in the control region receives land (messages go out from offset 0).
+const CTL_RECV: usize = 256;
 
 /// Serves connections one at a time until a `Quit` request.
 pub fn serve(addr: SocketAddrV4) -> std::io::Result<()> {
@@ -64,7 +68,7 @@ fn handle(chan: &Rc<Channel>, id: &CmId, req: &Req) -> Result<(), String> {
         None
     };
     let qp = Qp::new(id, &pd, &cq, srq.as_ref()).map_err(e)?;
-    let ctl = Mr::new(&pd, 256, ffi::LOCAL_WRITE, 0).map_err(e)?;
+    let ctl = Mr::new(&pd, 512, ffi::LOCAL_WRITE, 0).map_err(e)?;
     let mut c = Conn {
         qp,
         cq,
@@ -77,6 +81,7 @@ fn handle(chan: &Rc<Channel>, id: &CmId, req: &Req) -> Result<(), String> {
     let mut sinks: Vec<Vec<Mr>> = Vec::new();
     let segs = proto::layout(len, req.sges as usize);
     let mut exposed = None;
+    let mut window = None;
     match req.kind {
         Kind::Recv | Kind::Solicited => {
             for k in 0..u64::from(req.nrecv) {
@@ -127,9 +132,47 @@ fn handle(chan: &Rc<Channel>, id: &CmId, req: &Req) -> Result<(), String> {
                 Some(mr)
             };
         }
+        Kind::Invalidate => {
+            let access = ffi::LOCAL_WRITE | ffi::REMOTE_READ | ffi::REMOTE_WRITE | ffi::MW_BIND;
+            let mr = Mr::new(&pd, len + 2 * GUARD, access, GUARD_BYTE).map_err(e)?;
+            mr.write(GUARD, &proto::pattern(req.seed, len)).map_err(e)?;
+            resp = Resp {
+                addr: mr.addr(),
+                rkey: 0,
+                len: req.len,
+            };
+            c.qp.post_recv(
+                0,
+                &[Sge {
+                    mr: &c.ctl,
+                    offset: CTL_RECV,
+                    len: 64,
+                }],
+            )
+            .map_err(e)?;
+            window = Some((Mw::new(&pd), mr));
+        }
         Kind::Quit => return Ok(()),
     }
     id.accept(&resp.encode()).map_err(e)?;
+    let mut bound = 0;
+    if let Some((mw, mr)) = &window {
+        // A Bind MW needs the QP in RTS, i.e. the connection established.
+        crate::requester::expect_event(
+            chan,
+            ffi::sys::rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED,
+            5000,
+        )?;
+        match bind(&mut c, mw, mr, len) {
+            Ok(rkey) => {
+                bound = rkey;
+                let mut m = vec![0u8];
+                m.extend_from_slice(&rkey.to_le_bytes());
+                send_msg(&mut c, &m)?;
+            }
+            Err(why) => send_verdict(&mut c, Err(why))?,
+        }
+    }
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut verdict_sent = req.flags & proto::F_CHECK == 0;
     if req.kind == Kind::Solicited && !verdict_sent {
@@ -146,11 +189,13 @@ fn handle(chan: &Rc<Channel>, id: &CmId, req: &Req) -> Result<(), String> {
         if !verdict_sent {
             let ready = match req.kind {
                 Kind::Recv => (0..u64::from(req.nrecv)).all(|k| c.pend.has(k)),
+                Kind::Invalidate => c.pend.has(0),
                 _ => c.pend.has(WR_DONE),
             };
             if ready {
                 let v = match req.kind {
                     Kind::Recv => check_recvs(&mut c, &sinks, &segs, req),
+                    Kind::Invalidate => check_invalidate(&mut c, bound),
                     _ => check_exposed(&mut c, exposed.as_ref(), req),
                 };
                 send_verdict(&mut c, v)?;
@@ -165,6 +210,42 @@ fn handle(chan: &Rc<Channel>, id: &CmId, req: &Req) -> Result<(), String> {
     }
 }
 
+/// Binds `mw` to the whole pattern area of `mr`; the window's new rkey.
+fn bind(c: &mut Conn, mw: &std::io::Result<Mw>, mr: &Mr, len: usize) -> Result<u32, String> {
+    let mw = mw.as_ref().map_err(|x| x.to_string())?;
+    let rkey = mw.next_rkey();
+    let b = Bind {
+        mw,
+        mr,
+        offset: GUARD,
+        len,
+        access: ffi::REMOTE_READ | ffi::REMOTE_WRITE,
+        rkey,
+    };
+    c.qp.post_bind(WR_BIND, &b).map_err(|x| x.to_string())?;
+    wait::expect_ok(&mut c.pend, &c.cq, WR_BIND, ffi::OP_BIND_MW, None)?;
+    Ok(rkey)
+}
+
+/// RFC 5040 §5.3 (Send with Invalidate): the receive reports the invalidated STag.
+fn check_invalidate(c: &mut Conn, rkey: u32) -> Result<(), String> {
+    let wc = c.pend.take(0).ok_or("receive completion vanished")?;
+    wait::expect(&wc, ffi::WC_SUCCESS, Some(ffi::OP_RECV))?;
+    if wc.byte_len != 16 {
+        return Err(format!("byte_len {}, want 16", wc.byte_len));
+    }
+    if wc.flags & ffi::WC_WITH_INV == 0 {
+        return Err(format!("wc_flags {:#x} lack IBV_WC_WITH_INV", wc.flags));
+    }
+    if wc.imm_or_inv != rkey {
+        return Err(format!(
+            "invalidated_rkey {:#x}, want {rkey:#x}",
+            wc.imm_or_inv
+        ));
+    }
+    Ok(())
+}
+
 fn send_verdict(c: &mut Conn, v: Result<(), String>) -> Result<(), String> {
     let msg = match &v {
         Ok(()) => vec![0u8],
@@ -175,18 +256,19 @@ fn send_verdict(c: &mut Conn, v: Result<(), String>) -> Result<(), String> {
             m
         }
     };
-    c.ctl.write(64, &msg).map_err(|x| x.to_string())?;
-    c.qp.post_send(
-        WR_VERDICT,
-        Op::Send,
-        &[Sge {
-            mr: &c.ctl,
-            offset: 64,
-            len: msg.len() as u32,
-        }],
-        ffi::SIGNALED,
-    )
-    .map_err(|x| x.to_string())?;
+    send_msg(c, &msg)
+}
+
+/// Sends `msg` (at most 256 bytes) to the client and waits for its completion.
+fn send_msg(c: &mut Conn, msg: &[u8]) -> Result<(), String> {
+    c.ctl.write(0, msg).map_err(|x| x.to_string())?;
+    let sge = Sge {
+        mr: &c.ctl,
+        offset: 0,
+        len: msg.len() as u32,
+    };
+    c.qp.post_send(WR_VERDICT, Op::Send, &[sge], ffi::SIGNALED)
+        .map_err(|x| x.to_string())?;
     wait::expect_ok(&mut c.pend, &c.cq, WR_VERDICT, ffi::OP_SEND, None).map(|_| ())
 }
 

@@ -29,3 +29,18 @@ int rsiw_shim_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	return ibv_req_notify_cq(cq, solicited_only);
 }
+
+struct ibv_mw *rsiw_shim_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	return ibv_alloc_mw(pd, type);
+}
+
+int rsiw_shim_dealloc_mw(struct ibv_mw *mw)
+{
+	return ibv_dealloc_mw(mw);
+}
+
+uint32_t rsiw_shim_inc_rkey(uint32_t rkey)
+{
+	return ibv_inc_rkey(rkey);
+}

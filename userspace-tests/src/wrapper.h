@@ -8,3 +8,6 @@ int rsiw_shim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_re
 int rsiw_shim_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int rsiw_shim_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int rsiw_shim_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+struct ibv_mw *rsiw_shim_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int rsiw_shim_dealloc_mw(struct ibv_mw *mw);
+uint32_t rsiw_shim_inc_rkey(uint32_t rkey);
