@@ -68,6 +68,11 @@ fn handle(chan: &Rc<Channel>, id: &CmId, req: &Req) -> Result<(), String> {
         None
     };
     let qp = Qp::new(id, &pd, &cq, srq.as_ref()).map_err(e)?;
+    // Declared before `c`, which owns the QP, so they are dropped after it: no WR outlives its region.
+    // Receive buffers: one set of regions per posted receive, so each can be checked.
+    let mut sinks: Vec<Vec<Mr>> = Vec::new();
+    let mut exposed = None;
+    let mut window = None;
     let ctl = Mr::new(&pd, 512, ffi::LOCAL_WRITE, 0).map_err(e)?;
     let mut c = Conn {
         qp,
@@ -77,11 +82,7 @@ fn handle(chan: &Rc<Channel>, id: &CmId, req: &Req) -> Result<(), String> {
         pend: Pending::default(),
     };
     let mut resp = Resp::default();
-    // Receive buffers: one set of regions per posted receive, so each can be checked.
-    let mut sinks: Vec<Vec<Mr>> = Vec::new();
     let segs = proto::layout(len, req.sges as usize);
-    let mut exposed = None;
-    let mut window = None;
     match req.kind {
         Kind::Recv | Kind::Solicited => {
             for k in 0..u64::from(req.nrecv) {
