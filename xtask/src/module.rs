@@ -40,22 +40,8 @@ pub fn build_rsiw(ctx: &Ctx, k: &Kernel) -> Part {
         eprintln!("build: {why}");
         return Part::Absent(why);
     }
-    // The root build is in-tree and shared by the flavours, and Kbuild does not notice
-    // a new KDIR: clean when the last build was for another (or an unknown) kernel.
-    let stamp = ctx.root.join("target/vm/.rsiw-kdir");
-    let kdir = k.kdir.display().to_string();
-    if std::fs::read_to_string(&stamp).map_or(true, |s| s != kdir) {
-        eprintln!("build: rsiw.ko was last built for another kernel; make clean first");
-        let _ = cmd::run(
-            Command::new("make")
-                .current_dir(&ctx.root)
-                .arg(format!("KDIR={kdir}"))
-                .arg(format!("LLVM={}", llvm()))
-                .arg("clean"),
-            "`make clean` failed; remove the Kbuild outputs by hand",
-        );
-    }
-    let _ = std::fs::write(&stamp, &kdir);
+    // The root build is shared by the flavours; Kbuild notices a new KDIR itself
+    // (every command line names the tree, and the bindings rule uses if_changed).
     let r = cmd::run(
         Command::new("make")
             .current_dir(&ctx.root)
