@@ -33,7 +33,13 @@ endif
 all modules:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(llvm_arg) modules
 
+# Not Kbuild's M= clean: that deletes every *.o/*.a below the module directory,
+# cargo's target/ included. Remove exactly what the module build writes.
 clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) $(llvm_arg) clean
+	rm -f rsiw.ko rsiw.o rsiw.mod rsiw.mod.c rsiw.mod.o .module-common.o \
+	      Module.symvers modules.order rust/ffi/bindings_generated.rs
+	find . rust -maxdepth 1 -name '.*.cmd' -type f -delete
+	find rust -path rust/proto -prune -o -path rust/abi -prune -o \
+	     \( -name '*.o' -o -name '*.d' -o -name '.*.cmd' \) -type f -print | xargs rm -f
 
 .PHONY: all modules clean

@@ -92,16 +92,30 @@ pub fn all() -> Vec<Case> {
     v
 }
 
+/// Sends `len` bytes of `pattern(seed)` gathered from `n` SGEs and waits for its
+/// successful completion.
+fn send_pattern(
+    c: &mut Client,
+    seed: u32,
+    len: usize,
+    n: usize,
+    id: u64,
+    flags: u32,
+) -> Result<(), String> {
+    let src = Local::new(&c.pd, len, n, Some(&proto::pattern(seed, len)))?;
+    c.qp.post_send(id, Op::Send, &src.sges(), flags)
+        .map_err(|e| e.to_string())?;
+    wait::expect_ok(&mut c.pend, &c.cq, id, ffi::OP_SEND, None)?;
+    Ok(())
+}
+
 /// Send of `len` bytes gathered from `n` SGEs into a receive scattered over `n` SGEs.
 fn send(env: &Env, name: &str, len: usize, n: usize) -> Result<(), String> {
     let mut r = req(Kind::Recv, name, len, n);
     r.nrecv = 1;
     r.flags = proto::F_CHECK;
     let mut c = Client::connect(env, &r)?;
-    let src = Local::new(&c.pd, len, n, Some(&proto::pattern(r.seed, len)))?;
-    c.qp.post_send(7, Op::Send, &src.sges(), ffi::SIGNALED)
-        .map_err(|e| e.to_string())?;
-    wait::expect_ok(&mut c.pend, &c.cq, 7, ffi::OP_SEND, None)?;
+    send_pattern(&mut c, r.seed, len, n, 7, ffi::SIGNALED)?;
     c.verdict()?;
     c.close()
 }
@@ -161,16 +175,14 @@ fn srq(env: &Env) -> Result<(), String> {
     r.flags = proto::F_CHECK | proto::F_SRQ;
     let mut c = Client::connect(env, &r)?;
     for k in 0..2u32 {
-        let src = Local::new(
-            &c.pd,
+        send_pattern(
+            &mut c,
+            r.seed.wrapping_add(k),
             len,
             n,
-            Some(&proto::pattern(r.seed.wrapping_add(k), len)),
+            u64::from(k) + 7,
+            ffi::SIGNALED,
         )?;
-        let id = u64::from(k) + 7;
-        c.qp.post_send(id, Op::Send, &src.sges(), ffi::SIGNALED)
-            .map_err(|e| e.to_string())?;
-        wait::expect_ok(&mut c.pend, &c.cq, id, ffi::OP_SEND, None)?;
     }
     c.verdict()?;
     c.close()
@@ -184,20 +196,12 @@ fn solicited(env: &Env) -> Result<(), String> {
     r.flags = proto::F_CHECK;
     let mut c = Client::connect(env, &r)?;
     for k in 0..2u32 {
-        let src = Local::new(
-            &c.pd,
-            len,
-            1,
-            Some(&proto::pattern(r.seed.wrapping_add(k), len)),
-        )?;
         let flags = if k == 0 {
             ffi::SIGNALED
         } else {
             ffi::SIGNALED | ffi::SOLICITED
         };
-        c.qp.post_send(7, Op::Send, &src.sges(), flags)
-            .map_err(|e| e.to_string())?;
-        wait::expect_ok(&mut c.pend, &c.cq, 7, ffi::OP_SEND, None)?;
+        send_pattern(&mut c, r.seed.wrapping_add(k), len, 1, 7, flags)?;
         // The server looks for a (wrong) event from the first Send for 500 ms.
         std::thread::sleep(Duration::from_millis(1500));
     }
