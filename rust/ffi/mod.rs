@@ -6,6 +6,7 @@ pub(crate) mod attr;
 pub(crate) mod bindings;
 mod callbacks;
 pub(crate) mod ib;
+pub(crate) mod lock;
 pub(crate) mod netdev;
 pub(crate) mod registration;
 pub(crate) mod registry;

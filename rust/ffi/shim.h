@@ -15,6 +15,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/iw_cm.h>
 #include <rdma/rdma_netlink.h>
+#include "shim_obj.h"
 
 /* The ib_device container; the core allocates it with ib_alloc_device(). */
 struct rsiw_ibdev {
