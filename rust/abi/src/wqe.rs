@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Work queue elements in the shared rings: the 192-byte send queue element (all
+//! RDMAP operations of RFC 5040 §4 and RFC 7306 §4, §5) and the 128-byte receive
+//! queue element.
+//!
+//! The kernel copies an element out of the ring once and validates the copy
+//! ([`Sqe::opcode`], [`Sqe::sge`], [`Sqe::inline_data`] never panic, whatever the
+//! bytes); userspace may change the ring under it.
+
+/// Scatter/gather elements in one work request.
+pub const MAX_SGE: usize = 6;
+/// Bytes of inline data one SQE carries (in place of the SGEs).
+pub const MAX_INLINE: usize = MAX_SGE * SGE_SIZE;
+/// Size of one [`Sge`].
+pub const SGE_SIZE: usize = 16;
+/// Size of one [`Sqe`].
+pub const SQE_SIZE: usize = 192;
+/// Size of one [`Rqe`].
+pub const RQE_SIZE: usize = 128;
+
+/// A scatter/gather element as it sits in an SQE or RQE payload.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sge {
+    /// Address (user virtual address of a registered region).
+    pub addr: u64,
+    /// Length in bytes.
+    pub length: u32,
+    /// Local key (STag) of the region.
+    pub lkey: u32,
+}
+
+impl Sge {
+    fn to_bytes(self) -> [u8; SGE_SIZE] {
+        let mut b = [0u8; SGE_SIZE];
+        let (a, rest) = b.split_at_mut(8);
+        a.copy_from_slice(&self.addr.to_ne_bytes());
+        let (l, k) = rest.split_at_mut(4);
+        l.copy_from_slice(&self.length.to_ne_bytes());
+        k.copy_from_slice(&self.lkey.to_ne_bytes());
+        b
+    }
+
+    fn from_bytes(b: &[u8; SGE_SIZE]) -> Self {
+        let [a0, a1, a2, a3, a4, a5, a6, a7, l0, l1, l2, l3, k0, k1, k2, k3] = *b;
+        Self {
+            addr: u64::from_ne_bytes([a0, a1, a2, a3, a4, a5, a6, a7]),
+            length: u32::from_ne_bytes([l0, l1, l2, l3]),
+            lkey: u32::from_ne_bytes([k0, k1, k2, k3]),
+        }
+    }
+}
+
+/// SQE opcodes (the values of [`Sqe::opcode`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SqOpcode {
+    /// Send (RFC 5040 §5.3).
+    Send = 0,
+    /// Send with Invalidate of `inv_rkey` at the peer.
+    SendInv = 1,
+    /// RDMA Write (RFC 5040 §5.1).
+    Write = 2,
+    /// RDMA Write followed by Immediate Data (RFC 7306 §6), `imm` 64 bits.
+    WriteImm = 3,
+    /// RDMA Read (RFC 5040 §5.2).
+    Read = 4,
+    /// RDMA Read, then local invalidate of `inv_rkey` (READ_WITH_INV).
+    ReadInv = 5,
+    /// Local invalidate of `inv_rkey`.
+    LocalInv = 6,
+    /// Atomic Compare and Swap (RFC 7306 §5.2.1.2).
+    CmpSwap = 7,
+    /// Atomic Fetch and Add (RFC 7306 §5.2.1.1).
+    FetchAdd = 8,
+    /// Masked Compare and Swap (RFC 7306 §5.2.1.2, masks in `atomic[2..4]`).
+    MaskedCmpSwap = 9,
+    /// Masked Fetch and Add (RFC 7306 §5.2.1.1, mask in `atomic[2]`).
+    MaskedFetchAdd = 10,
+    /// Send with 64-bit Immediate Data: reserved, no RFC encoding; the kernel
+    /// completes it with an error.
+    SendImm = 11,
+}
+
+impl SqOpcode {
+    /// The opcode for a wire byte, `None` for values this ABI does not define.
+    pub const fn from_u8(v: u8) -> Option<Self> {
+        Some(match v {
+            0 => Self::Send,
+            1 => Self::SendInv,
+            2 => Self::Write,
+            3 => Self::WriteImm,
+            4 => Self::Read,
+            5 => Self::ReadInv,
+            6 => Self::LocalInv,
+            7 => Self::CmpSwap,
+            8 => Self::FetchAdd,
+            9 => Self::MaskedCmpSwap,
+            10 => Self::MaskedFetchAdd,
+            11 => Self::SendImm,
+            _ => return None,
+        })
+    }
+}
+
+/// [`Sqe::flags`]: complete with a CQE even if the QP's `sq_sig_all` is off.
+pub const SQE_SIGNALED: u8 = 1 << 0;
+/// [`Sqe::flags`]: the Send carries the Solicited Event bit (RFC 5040 §5.3).
+pub const SQE_SOLICITED: u8 = 1 << 1;
+/// [`Sqe::flags`]: wait for all earlier Read/Atomic responses (RFC 5040 §5.2).
+pub const SQE_FENCE: u8 = 1 << 2;
+/// [`Sqe::flags`]: the payload holds `inline_len` bytes of data, not SGEs.
+pub const SQE_INLINE: u8 = 1 << 3;
+/// Every [`Sqe::flags`] bit this ABI defines; the kernel rejects others.
+pub const SQE_FLAGS_ALL: u8 = SQE_SIGNALED | SQE_SOLICITED | SQE_FENCE | SQE_INLINE;
+
+/// Send queue element (192 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sqe {
+    /// The user's work request id, returned in the CQE.
+    pub wr_id: u64,
+    /// A [`SqOpcode`] value.
+    pub opcode: u8,
+    /// `SQE_*` flags.
+    pub flags: u8,
+    /// SGEs used in `payload` (0..=[`MAX_SGE`]); ignored with [`SQE_INLINE`].
+    pub num_sge: u8,
+    /// Reserved, zero.
+    pub reserved0: u8,
+    /// Bytes of inline data in `payload` with [`SQE_INLINE`] (≤ [`MAX_INLINE`]).
+    pub inline_len: u32,
+    /// Remote address (tagged offset) of Write/Read/Atomic.
+    pub remote_addr: u64,
+    /// Remote STag of Write/Read/Atomic.
+    pub rkey: u32,
+    /// STag to invalidate (SendInv at the peer, ReadInv/LocalInv locally).
+    pub inv_rkey: u32,
+    /// Immediate data of WriteImm (RFC 7306 §6: 64 bits; verbs' 32-bit
+    /// `imm_data` travels in the low-order, last four bytes on the wire).
+    pub imm: u64,
+    /// Atomic operands: add or swap data, compare data, swap/add mask,
+    /// compare mask (RFC 7306 §5.2.1).
+    pub atomic: [u64; 4],
+    /// Reserved, zero.
+    pub reserved1: [u8; 24],
+    /// [`MAX_SGE`] SGEs of 16 bytes, or the inline data.
+    pub payload: [u8; MAX_INLINE],
+}
+
+impl Default for Sqe {
+    fn default() -> Self {
+        Self {
+            wr_id: 0,
+            opcode: 0,
+            flags: 0,
+            num_sge: 0,
+            reserved0: 0,
+            inline_len: 0,
+            remote_addr: 0,
+            rkey: 0,
+            inv_rkey: 0,
+            imm: 0,
+            atomic: [0; 4],
+            reserved1: [0; 24],
+            payload: [0; MAX_INLINE],
+        }
+    }
+}
+
+/// SGE `i` of a payload, `None` beyond [`MAX_SGE`].
+fn payload_sge(payload: &[u8; MAX_INLINE], i: usize) -> Option<Sge> {
+    let start = i.checked_mul(SGE_SIZE)?;
+    let bytes = payload.get(start..start.checked_add(SGE_SIZE)?)?;
+    let arr: &[u8; SGE_SIZE] = bytes.try_into().ok()?;
+    Some(Sge::from_bytes(arr))
+}
+
+/// Stores SGE `i` into a payload; `false` beyond [`MAX_SGE`].
+fn payload_set_sge(payload: &mut [u8; MAX_INLINE], i: usize, sge: Sge) -> bool {
+    let Some(start) = i.checked_mul(SGE_SIZE) else {
+        return false;
+    };
+    let Some(end) = start.checked_add(SGE_SIZE) else {
+        return false;
+    };
+    match payload.get_mut(start..end) {
+        Some(slot) => {
+            slot.copy_from_slice(&sge.to_bytes());
+            true
+        }
+        None => false,
+    }
+}
+
+impl Sqe {
+    /// The opcode, `None` if the byte is not a [`SqOpcode`].
+    pub const fn opcode(&self) -> Option<SqOpcode> {
+        SqOpcode::from_u8(self.opcode)
+    }
+
+    /// SGE `i`, `None` beyond [`MAX_SGE`] (whatever `num_sge` says).
+    pub fn sge(&self, i: usize) -> Option<Sge> {
+        payload_sge(&self.payload, i)
+    }
+
+    /// Stores SGE `i`; `false` beyond [`MAX_SGE`].
+    pub fn set_sge(&mut self, i: usize, sge: Sge) -> bool {
+        payload_set_sge(&mut self.payload, i, sge)
+    }
+
+    /// The inline data, `None` if `inline_len` exceeds [`MAX_INLINE`].
+    pub fn inline_data(&self) -> Option<&[u8]> {
+        self.payload.get(..self.inline_len as usize)
+    }
+
+    /// Appends `data` to the inline data; `false` (nothing changed) if it does
+    /// not fit in [`MAX_INLINE`].
+    pub fn push_inline(&mut self, data: &[u8]) -> bool {
+        let start = self.inline_len as usize;
+        let Some(end) = start.checked_add(data.len()) else {
+            return false;
+        };
+        match self.payload.get_mut(start..end) {
+            Some(dst) => {
+                dst.copy_from_slice(data);
+                // end <= MAX_INLINE, fits in u32.
+                self.inline_len = end as u32;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Receive queue element (128 bytes), for the RQ and the SRQ.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rqe {
+    /// The user's work request id, returned in the CQE.
+    pub wr_id: u64,
+    /// SGEs used in `payload` (0..=[`MAX_SGE`]).
+    pub num_sge: u8,
+    /// Reserved, zero.
+    pub reserved: [u8; 23],
+    /// [`MAX_SGE`] SGEs of 16 bytes.
+    pub payload: [u8; MAX_SGE * SGE_SIZE],
+}
+
+impl Default for Rqe {
+    fn default() -> Self {
+        Self {
+            wr_id: 0,
+            num_sge: 0,
+            reserved: [0; 23],
+            payload: [0; MAX_INLINE],
+        }
+    }
+}
+
+impl Rqe {
+    /// SGE `i`, `None` beyond [`MAX_SGE`] (whatever `num_sge` says).
+    pub fn sge(&self, i: usize) -> Option<Sge> {
+        payload_sge(&self.payload, i)
+    }
+
+    /// Stores SGE `i`; `false` beyond [`MAX_SGE`].
+    pub fn set_sge(&mut self, i: usize, sge: Sge) -> bool {
+        payload_set_sge(&mut self.payload, i, sge)
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use core::mem::{align_of, offset_of, size_of};
+
+    #[test]
+    fn sqe_layout() {
+        assert_eq!(size_of::<Sqe>(), SQE_SIZE);
+        assert_eq!(align_of::<Sqe>(), 8);
+        assert_eq!(offset_of!(Sqe, wr_id), 0);
+        assert_eq!(offset_of!(Sqe, opcode), 8);
+        assert_eq!(offset_of!(Sqe, flags), 9);
+        assert_eq!(offset_of!(Sqe, num_sge), 10);
+        assert_eq!(offset_of!(Sqe, inline_len), 12);
+        assert_eq!(offset_of!(Sqe, remote_addr), 16);
+        assert_eq!(offset_of!(Sqe, rkey), 24);
+        assert_eq!(offset_of!(Sqe, inv_rkey), 28);
+        assert_eq!(offset_of!(Sqe, imm), 32);
+        assert_eq!(offset_of!(Sqe, atomic), 40);
+        assert_eq!(offset_of!(Sqe, reserved1), 72);
+        assert_eq!(offset_of!(Sqe, payload), 96);
+    }
+
+    #[test]
+    fn rqe_and_sge_layout() {
+        assert_eq!(size_of::<Rqe>(), RQE_SIZE);
+        assert_eq!(offset_of!(Rqe, num_sge), 8);
+        assert_eq!(offset_of!(Rqe, payload), 32);
+        assert_eq!(size_of::<Sge>(), SGE_SIZE);
+        assert_eq!(offset_of!(Sge, length), 8);
+        assert_eq!(offset_of!(Sge, lkey), 12);
+    }
+
+    #[test]
+    fn sge_roundtrip_and_position() {
+        let mut sqe = Sqe::default();
+        let s = Sge {
+            addr: 0x1122_3344_5566_7788,
+            length: 0x99aa_bbcc,
+            lkey: 0xdead_beef,
+        };
+        assert!(sqe.set_sge(5, s));
+        assert!(!sqe.set_sge(6, s));
+        assert_eq!(sqe.sge(5), Some(s));
+        assert_eq!(sqe.sge(0), Some(Sge::default()));
+        assert_eq!(sqe.sge(6), None);
+        assert_eq!(sqe.sge(usize::MAX), None);
+        // Native-endian fields at 80..96 of the payload (x86: little-endian).
+        #[cfg(target_endian = "little")]
+        assert_eq!(
+            &sqe.payload[80..96],
+            &[0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0xcc, 0xbb, 0xaa, 0x99, 0xef, 0xbe, 0xad, 0xde]
+        );
+        let mut rqe = Rqe::default();
+        assert!(rqe.set_sge(0, s));
+        assert_eq!(rqe.sge(0), Some(s));
+    }
+
+    #[test]
+    fn inline_data_bounded() {
+        let mut sqe = Sqe::default();
+        assert!(sqe.push_inline(&[1, 2, 3]));
+        assert!(sqe.push_inline(&[4]));
+        assert_eq!(sqe.inline_data(), Some(&[1u8, 2, 3, 4][..]));
+        assert!(!sqe.push_inline(&[0; MAX_INLINE]));
+        assert_eq!(sqe.inline_len, 4);
+        assert!(sqe.push_inline(&[9; MAX_INLINE - 4]));
+        assert_eq!(sqe.inline_data().map(|d| d.len()), Some(MAX_INLINE));
+        sqe.inline_len = MAX_INLINE as u32 + 1;
+        assert_eq!(sqe.inline_data(), None);
+        sqe.inline_len = u32::MAX;
+        assert_eq!(sqe.inline_data(), None);
+    }
+
+    #[test]
+    fn opcodes() {
+        for v in 0..=11u8 {
+            assert_eq!(SqOpcode::from_u8(v).map(|o| o as u8), Some(v));
+        }
+        assert_eq!(SqOpcode::from_u8(12), None);
+        assert_eq!(SqOpcode::from_u8(0xff), None);
+        let sqe = Sqe {
+            opcode: 200,
+            ..Default::default()
+        };
+        assert_eq!(sqe.opcode(), None);
+    }
+}
