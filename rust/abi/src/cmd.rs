@@ -9,7 +9,7 @@ pub const UVERBS_ID_DRIVER_NS: u16 = 1 << 12;
 pub const OBJECT_QP: u16 = 4;
 /// The doorbell method on `UVERBS_OBJECT_QP`: the SQ has new work, the TX
 /// worker should look at it. Needed only after the provider saw
-/// [`crate::SQ_IDLE`].
+/// [`SQ_IDLE`](super::ring::SQ_IDLE).
 pub const METHOD_QP_DOORBELL: u16 = UVERBS_ID_DRIVER_NS;
 /// The doorbell's only attribute: the QP handle (an IDR attribute, read access).
 pub const ATTR_DOORBELL_QP_HANDLE: u16 = UVERBS_ID_DRIVER_NS;

@@ -13,11 +13,6 @@ pub mod cqe;
 pub mod ring;
 pub mod wqe;
 
-pub use cmd::*;
-pub use cqe::*;
-pub use ring::*;
-pub use wqe::*;
-
 /// Version of this ABI; the kernel reports it as `uverbs_abi_ver` and the
 /// provider refuses devices that report another.
 pub const ABI_VERSION: u32 = 1;
