@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! Per-device state of an rsiw RNIC: its netdev, addresses and counters.
 
-use crate::ffi::{
-    attr::PortState,
-    netdev::{NetDevice, ETH_ALEN},
+use crate::{
+    ffi::{
+        attr::PortState,
+        netdev::{NetDevice, ETH_ALEN},
+    },
+    mem::Mem,
+    qp::Qp,
+    slots::Slots,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -32,6 +37,30 @@ pub(crate) struct Device {
     /// (process context, RTNL held); never held across a core call.
     #[pin]
     inner: Mutex<Inner>,
+    /// Completion queues, QPs, SRQs currently allocated.
+    cqs: AtomicU32,
+    qps_count: AtomicU32,
+    srqs: AtomicU32,
+    /// Key of the next STag handed out (low 8 bits used).
+    next_key: AtomicU32,
+    /// Memory regions by STag index (RFC 5040 §6.4: 24-bit index + 8-bit key).
+    #[pin]
+    mems: Slots<Mem>,
+    /// QPs by number.
+    #[pin]
+    qps: Slots<Qp>,
+}
+
+/// Takes a slot of `count` if fewer than `max` are taken.
+fn take_slot(count: &AtomicU32, max: u32) -> bool {
+    count
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then(|| n + 1))
+        .is_ok()
+}
+
+/// Returns a slot of `count`; saturating, so a core bug cannot wrap it.
+fn put_slot(count: &AtomicU32) {
+    let _ = count.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
 }
 
 impl Device {
@@ -44,6 +73,12 @@ impl Device {
                 pds: AtomicU32::new(0),
                 next_pdn: AtomicU32::new(1),
                 inner <- new_mutex!(Inner { reported: None }, "rsiw_device_inner"),
+                cqs: AtomicU32::new(0),
+                qps_count: AtomicU32::new(0),
+                srqs: AtomicU32::new(0),
+                next_key: AtomicU32::new(0),
+                mems <- Slots::new(1, crate::mem::MAX_MR as usize + 1),
+                qps <- Slots::new(1, crate::qp::MAX_QP as usize + 1),
             }),
             GFP_KERNEL,
         )
@@ -78,19 +113,56 @@ impl Device {
 
     /// Takes a PD slot if fewer than `max` exist; returns its number.
     pub(crate) fn get_pd(&self, max: u32) -> Option<u32> {
-        self.pds
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then(|| n + 1)
-            })
-            .ok()?;
-        Some(self.next_pdn.fetch_add(1, Ordering::Relaxed))
+        take_slot(&self.pds, max).then(|| self.next_pdn.fetch_add(1, Ordering::Relaxed))
     }
 
     /// Returns a PD slot.
     pub(crate) fn put_pd(&self) {
-        // Saturating: a core bug must not wrap the count.
-        let _ = self
-            .pds
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        put_slot(&self.pds);
+    }
+
+    /// Takes a CQ slot; false at the device limit.
+    pub(crate) fn get_cq(&self) -> bool {
+        take_slot(&self.cqs, crate::cq::MAX_CQ)
+    }
+
+    /// Returns a CQ slot.
+    pub(crate) fn put_cq(&self) {
+        put_slot(&self.cqs);
+    }
+
+    /// Takes a QP slot; false at the device limit.
+    pub(crate) fn get_qp(&self) -> bool {
+        take_slot(&self.qps_count, crate::qp::MAX_QP)
+    }
+
+    /// Returns a QP slot.
+    pub(crate) fn put_qp(&self) {
+        put_slot(&self.qps_count);
+    }
+
+    /// Takes an SRQ slot; false at the device limit.
+    pub(crate) fn get_srq(&self) -> bool {
+        take_slot(&self.srqs, crate::srq::MAX_SRQ)
+    }
+
+    /// Returns an SRQ slot.
+    pub(crate) fn put_srq(&self) {
+        put_slot(&self.srqs);
+    }
+
+    /// The key of a new STag; varies so a stale STag rarely matches.
+    pub(crate) fn next_key(&self) -> u8 {
+        (self.next_key.fetch_add(1, Ordering::Relaxed) & 0xff) as u8
+    }
+
+    /// The STag table.
+    pub(crate) fn mems(&self) -> &Slots<Mem> {
+        &self.mems
+    }
+
+    /// The QP table.
+    pub(crate) fn qps(&self) -> &Slots<Qp> {
+        &self.qps
     }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! Device-level verbs: device and port queries, user contexts and protection
-//! domains. Queue pairs, CQs and MRs do not exist yet, and the limits say so.
+//! domains; the limits are those of the verbs objects (cq, mem, qp, srq).
 
 use crate::{
     abi,
@@ -51,15 +51,23 @@ pub(crate) fn query_device(dev: &Device, udata: Option<&Udata<'_>>) -> Result<De
         vendor_part_id: VENDOR_PART_ID,
         hw_ver: 0,
         page_size_cap: kernel::page::PAGE_SIZE as u64,
-        max_mr_size: 0,
-        max_qp: 0,
-        max_qp_wr: 0,
-        max_sge: 0,
-        max_cq: 0,
-        max_cqe: 0,
-        max_mr: 0,
+        max_mr_size: u64::MAX,
+        max_qp: crate::qp::MAX_QP,
+        max_qp_wr: crate::qp::MAX_QP_WR,
+        max_sge: crate::qp::MAX_SGE as u32,
+        // A Read Request names one data sink (RFC 5040 §4.4).
+        max_sge_rd: 1,
+        max_qp_rd_atom: crate::qp::MAX_RD_ATOMIC,
+        max_qp_init_rd_atom: crate::qp::MAX_RD_ATOMIC,
+        max_cq: crate::cq::MAX_CQ,
+        max_cqe: crate::cq::MAX_CQE,
+        max_mr: crate::mem::MAX_MR,
+        max_srq: crate::srq::MAX_SRQ,
+        max_srq_wr: crate::srq::MAX_WR,
+        max_srq_sge: crate::qp::MAX_SGE as u32,
+        max_fast_reg_page_list_len: crate::mem::MAX_PBL,
         max_pd: MAX_PD,
-        device_cap_flags: 0,
+        device_cap_flags: bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64,
         // Lets `rdma link delete` unregister the device.
         kernel_cap_flags: u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),
     })

@@ -34,6 +34,20 @@ pub(crate) struct DeviceAttr {
     pub(crate) max_cqe: u32,
     /// Memory regions.
     pub(crate) max_mr: u32,
+    /// SGEs of an RDMA Read sink.
+    pub(crate) max_sge_rd: u32,
+    /// Outstanding inbound Read/Atomic requests per QP (IRD).
+    pub(crate) max_qp_rd_atom: u32,
+    /// Outstanding outbound Read/Atomic requests per QP (ORD).
+    pub(crate) max_qp_init_rd_atom: u32,
+    /// Shared receive queues.
+    pub(crate) max_srq: u32,
+    /// Work requests per SRQ.
+    pub(crate) max_srq_wr: u32,
+    /// SGEs per SRQ work request.
+    pub(crate) max_srq_sge: u32,
+    /// Pages of a fast-registration page list.
+    pub(crate) max_fast_reg_page_list_len: u32,
     /// Protection domains.
     pub(crate) max_pd: u32,
     /// `IB_DEVICE_*` flags.
@@ -59,7 +73,14 @@ impl DeviceAttr {
         out.kernel_cap_flags = self.kernel_cap_flags;
         out.max_send_sge = clamp_int(self.max_sge);
         out.max_recv_sge = clamp_int(self.max_sge);
-        out.max_sge_rd = clamp_int(self.max_sge);
+        out.max_sge_rd = clamp_int(self.max_sge_rd);
+        out.max_qp_rd_atom = clamp_int(self.max_qp_rd_atom);
+        out.max_qp_init_rd_atom = clamp_int(self.max_qp_init_rd_atom);
+        out.max_res_rd_atom = clamp_int(self.max_qp_rd_atom.saturating_mul(self.max_qp));
+        out.max_srq = clamp_int(self.max_srq);
+        out.max_srq_wr = clamp_int(self.max_srq_wr);
+        out.max_srq_sge = clamp_int(self.max_srq_sge);
+        out.max_fast_reg_page_list_len = self.max_fast_reg_page_list_len;
         out.max_cq = clamp_int(self.max_cq);
         out.max_cqe = clamp_int(self.max_cqe);
         out.max_mr = clamp_int(self.max_mr);

@@ -21,7 +21,7 @@ use kernel::{
 };
 
 /// Maps a driver result to the C convention.
-fn ret(r: Result) -> c_int {
+pub(super) fn ret(r: Result) -> c_int {
     match r {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
@@ -45,7 +45,7 @@ unsafe fn registry<'a>(ctx: *const c_void) -> ArcBorrow<'a, Registry> {
 /// # Safety
 ///
 /// `ibdev` must be an rsiw device inside one of its `ib_device_ops`.
-unsafe fn device<'a>(
+pub(super) unsafe fn device<'a>(
     ibdev: *mut bindings::ib_device,
 ) -> Result<(IbDev<'a>, ArcBorrow<'a, Device>)> {
     // SAFETY: the core calls device ops only between allocation and

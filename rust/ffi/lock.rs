@@ -14,7 +14,6 @@ use kernel::{ffi::c_ulong, sync::lock::Backend};
 ///
 /// Never sleep, allocate with `GFP_KERNEL` or call into a socket while
 /// holding the guard.
-#[allow(dead_code)] // users land with the verbs objects
 pub(crate) type IrqSpinLock<T> = kernel::sync::lock::Lock<T, IrqSaveBackend>;
 
 /// Creates a pin-initialiser for an [`IrqSpinLock`] with its own lockdep
@@ -31,7 +30,6 @@ macro_rules! new_irq_spinlock {
 }
 
 /// The `spin_lock_irqsave` backend of [`IrqSpinLock`].
-#[allow(dead_code)]
 pub(crate) struct IrqSaveBackend;
 
 // SAFETY: the kernel's `spinlock_t` gives mutual exclusion between `lock` and

@@ -5,9 +5,21 @@
 pub(crate) mod attr;
 pub(crate) mod bindings;
 mod callbacks;
+mod callbacks_obj;
+#[allow(dead_code)] // engine-facing API
+pub(crate) mod cq;
 pub(crate) mod ib;
 pub(crate) mod lock;
+#[allow(dead_code)] // engine-facing API
+pub(crate) mod mr;
 pub(crate) mod netdev;
+pub(crate) mod obj;
+#[allow(dead_code)] // engine-facing API
+pub(crate) mod qp;
 pub(crate) mod registration;
 pub(crate) mod registry;
+#[allow(dead_code)] // engine-facing API
+pub(crate) mod srq;
 pub(crate) mod udata;
+#[allow(dead_code)] // engine-facing API
+pub(crate) mod umem;

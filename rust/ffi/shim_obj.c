@@ -1,10 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rsiw C shim for the verbs objects: the macros and static inlines behind
- * irqsave spinlocks, xarray-based tables, page mapping and object events,
- * which bindgen cannot expose.
+ * rsiw C shim for the verbs objects: the object ops table, and the macros
+ * and static inlines behind irqsave spinlocks, page mapping, user memory
+ * pinning and object events, which bindgen cannot expose.
  */
+#include <linux/highmem.h>
+#include <linux/scatterlist.h>
 #include "shim.h"
+
+/* uverbs passes create_cq a bundle; the Rust side takes only the udata. */
+static int rsiw_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
+			  struct uverbs_attr_bundle *attrs)
+{
+	return rsiw_rust_create_cq(cq, attr, rsiw_shim_attrs_udata(attrs));
+}
+
+const struct ib_device_ops rsiw_obj_ops = {
+	.alloc_mr = rsiw_rust_alloc_mr,
+	.create_cq = rsiw_create_cq,
+	.create_qp = rsiw_rust_create_qp,
+	.create_srq = rsiw_rust_create_srq,
+	.dereg_mr = rsiw_rust_dereg_mr,
+	.destroy_cq = rsiw_rust_destroy_cq,
+	.destroy_qp = rsiw_rust_destroy_qp,
+	.destroy_srq = rsiw_rust_destroy_srq,
+	.get_dma_mr = rsiw_rust_get_dma_mr,
+	.map_mr_sg = rsiw_shim_map_mr_sg,
+	.modify_qp = rsiw_rust_modify_qp,
+	.modify_srq = rsiw_rust_modify_srq,
+	.poll_cq = rsiw_rust_poll_cq,
+	.post_recv = rsiw_rust_post_recv,
+	.post_send = rsiw_rust_post_send,
+	.post_srq_recv = rsiw_rust_post_srq_recv,
+	.query_qp = rsiw_rust_query_qp,
+	.query_srq = rsiw_rust_query_srq,
+	.reg_user_mr = rsiw_rust_reg_user_mr,
+	.req_notify_cq = rsiw_rust_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, rsiw_cq, base),
+	INIT_RDMA_OBJ_SIZE(ib_qp, rsiw_qp, base),
+	INIT_RDMA_OBJ_SIZE(ib_srq, rsiw_srq, base),
+};
 
 unsigned long rsiw_shim_spin_lock_irqsave(spinlock_t *lock)
 {
@@ -17,4 +53,147 @@ unsigned long rsiw_shim_spin_lock_irqsave(spinlock_t *lock)
 void rsiw_shim_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 {
 	spin_unlock_irqrestore(lock, flags);
+}
+
+struct ib_mr *rsiw_shim_mr_alloc(void)
+{
+	struct rsiw_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+
+	return mr ? &mr->base : NULL;
+}
+
+void rsiw_shim_mr_free(struct ib_mr *mr)
+{
+	kfree(container_of(mr, struct rsiw_mr, base));
+}
+
+struct ib_umem *rsiw_shim_umem_get(struct ib_device *ibdev, u64 start,
+				   u64 len, int access, int *err)
+{
+	struct ib_umem *umem = ib_umem_get(ibdev, start, len, access);
+
+	if (IS_ERR(umem)) {
+		*err = PTR_ERR(umem);
+		return NULL;
+	}
+	return umem;
+}
+
+size_t rsiw_shim_umem_npages(struct ib_umem *umem)
+{
+	return ib_umem_num_pages(umem);
+}
+
+size_t rsiw_shim_umem_pages(struct ib_umem *umem, struct page **pages,
+			    size_t max)
+{
+	struct sg_page_iter it;
+	size_t n = 0;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (n == max)
+			break;
+		pages[n++] = sg_page_iter_page(&it);
+	}
+	return n;
+}
+
+unsigned int rsiw_shim_umem_offset(struct ib_umem *umem)
+{
+	return ib_umem_offset(umem);
+}
+
+void rsiw_shim_page_copy(struct page *page, size_t off, void *buf,
+			 size_t len, bool to_page)
+{
+	void *va = kmap_local_page(page);
+
+	if (to_page)
+		memcpy(va + off, buf, len);
+	else
+		memcpy(buf, va + off, len);
+	kunmap_local(va);
+}
+
+u64 rsiw_shim_page_load64(struct page *page, size_t off)
+{
+	u64 *va = kmap_local_page(page);
+	u64 v = READ_ONCE(*(u64 *)((u8 *)va + off));
+
+	kunmap_local(va);
+	return v;
+}
+
+u64 rsiw_shim_page_cmpxchg64(struct page *page, size_t off, u64 old, u64 new)
+{
+	u64 *va = kmap_local_page(page);
+	u64 seen = cmpxchg64((u64 *)((u8 *)va + off), old, new);
+
+	kunmap_local(va);
+	return seen;
+}
+
+static int rsiw_set_page(struct ib_mr *mr, u64 addr)
+{
+	return rsiw_rust_mr_set_page(mr, addr);
+}
+
+int rsiw_shim_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg,
+			int sg_nents, unsigned int *sg_offset)
+{
+	int rv = rsiw_rust_map_mr_begin(mr);
+
+	if (rv)
+		return rv;
+	rv = ib_sg_to_pages(mr, sg, sg_nents, sg_offset, rsiw_set_page);
+	if (rv > 0)
+		rsiw_rust_map_mr_end(mr);
+	return rv;
+}
+
+void rsiw_shim_cq_comp(struct ib_cq *cq)
+{
+	if (cq->comp_handler)
+		cq->comp_handler(cq, cq->cq_context);
+}
+
+void rsiw_shim_cq_event(struct ib_cq *cq, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = cq->device,
+		.element.cq = cq,
+		.event = type,
+	};
+
+	if (cq->event_handler)
+		cq->event_handler(&ev, cq->cq_context);
+}
+
+void rsiw_shim_qp_event(struct ib_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->device,
+		.element.qp = qp,
+		.event = type,
+	};
+
+	if (qp->event_handler)
+		qp->event_handler(&ev, qp->qp_context);
+}
+
+void rsiw_shim_srq_event(struct ib_srq *srq, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = srq->device,
+		.element.srq = srq,
+		.event = type,
+	};
+
+	if (srq->event_handler)
+		srq->event_handler(&ev, srq->srq_context);
+}
+
+struct ib_udata *rsiw_shim_attrs_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
 }

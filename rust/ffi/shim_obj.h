@@ -1,18 +1,103 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rsiw verbs-object shim interface (included by shim.h, so it is also
- * bindgen input): irqsave spinlocks, the CQ/QP/SRQ/MR containers, the STag
- * and QP-number tables, memory access helpers and the Rust callbacks of the
- * object verbs.
+ * bindgen input): irqsave spinlocks, the CQ/QP/SRQ/MR containers, memory
+ * access helpers, object events and the Rust callbacks of the object verbs.
  */
 #ifndef RSIW_SHIM_OBJ_H
 #define RSIW_SHIM_OBJ_H
 
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/ib_umem.h>
+#include <rdma/uverbs_ioctl.h>
+
+/* Object containers (INIT_RDMA_OBJ_SIZE; MRs are allocated by the driver).
+ * priv is the Rust object (an Arc in foreign form), NULL until created. */
+struct rsiw_cq {
+	struct ib_cq base;
+	const void *priv;
+};
+
+struct rsiw_srq {
+	struct ib_srq base;
+	const void *priv;
+};
+
+struct rsiw_qp {
+	struct ib_qp base;
+	const void *priv;
+};
+
+struct rsiw_mr {
+	struct ib_mr base;
+	const void *priv;
+};
+
+/* The object ops, merged into the device's ops after the base table. */
+extern const struct ib_device_ops rsiw_obj_ops;
 
 /* --- irqsave spinlock (rust/ffi/lock.rs) --- */
 unsigned long rsiw_shim_spin_lock_irqsave(spinlock_t *lock);
 void rsiw_shim_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
+
+/* --- memory (rust/ffi/mr.rs, rust/ffi/umem.rs) --- */
+struct ib_mr *rsiw_shim_mr_alloc(void);
+void rsiw_shim_mr_free(struct ib_mr *mr);
+struct ib_umem *rsiw_shim_umem_get(struct ib_device *ibdev, u64 start,
+				   u64 len, int access, int *err);
+size_t rsiw_shim_umem_npages(struct ib_umem *umem);
+size_t rsiw_shim_umem_pages(struct ib_umem *umem, struct page **pages,
+			    size_t max);
+unsigned int rsiw_shim_umem_offset(struct ib_umem *umem);
+void rsiw_shim_page_copy(struct page *page, size_t off, void *buf,
+			 size_t len, bool to_page);
+u64 rsiw_shim_page_load64(struct page *page, size_t off);
+u64 rsiw_shim_page_cmpxchg64(struct page *page, size_t off, u64 old, u64 new);
+int rsiw_shim_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg,
+			int sg_nents, unsigned int *sg_offset);
+
+/* --- events (rust/ffi/cq.rs, rust/ffi/qp.rs) --- */
+void rsiw_shim_cq_comp(struct ib_cq *cq);
+void rsiw_shim_cq_event(struct ib_cq *cq, enum ib_event_type type);
+void rsiw_shim_qp_event(struct ib_qp *qp, enum ib_event_type type);
+void rsiw_shim_srq_event(struct ib_srq *srq, enum ib_event_type type);
+struct ib_udata *rsiw_shim_attrs_udata(struct uverbs_attr_bundle *attrs);
+
+/* --- Rust callbacks (rust/ffi/callbacks_obj.rs) --- */
+int rsiw_rust_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
+			struct ib_udata *udata);
+int rsiw_rust_destroy_cq(struct ib_cq *cq, struct ib_udata *udata);
+int rsiw_rust_poll_cq(struct ib_cq *cq, int num, struct ib_wc *wc);
+int rsiw_rust_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
+struct ib_mr *rsiw_rust_get_dma_mr(struct ib_pd *pd, int access);
+struct ib_mr *rsiw_rust_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
+				    u64 iova, int access,
+				    struct ib_udata *udata);
+struct ib_mr *rsiw_rust_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+				 u32 max_num_sg);
+int rsiw_rust_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
+int rsiw_rust_map_mr_begin(struct ib_mr *mr);
+int rsiw_rust_mr_set_page(struct ib_mr *mr, u64 addr);
+void rsiw_rust_map_mr_end(struct ib_mr *mr);
+int rsiw_rust_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *init,
+			struct ib_udata *udata);
+int rsiw_rust_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int mask,
+			struct ib_udata *udata);
+int rsiw_rust_query_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int mask,
+		       struct ib_qp_init_attr *init);
+int rsiw_rust_destroy_qp(struct ib_qp *qp, struct ib_udata *udata);
+int rsiw_rust_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			const struct ib_send_wr **bad);
+int rsiw_rust_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad);
+int rsiw_rust_create_srq(struct ib_srq *srq, struct ib_srq_init_attr *init,
+			 struct ib_udata *udata);
+int rsiw_rust_modify_srq(struct ib_srq *srq, struct ib_srq_attr *attr,
+			 enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int rsiw_rust_query_srq(struct ib_srq *srq, struct ib_srq_attr *attr);
+int rsiw_rust_destroy_srq(struct ib_srq *srq, struct ib_udata *udata);
+int rsiw_rust_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
+			    const struct ib_recv_wr **bad);
 
 #endif /* RSIW_SHIM_OBJ_H */

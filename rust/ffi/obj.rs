@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! The `priv` slot of rsiw's C object containers (`rsiw_cq`, `rsiw_qp`,
+//! `rsiw_srq`, `rsiw_mr`): an `Arc` of the Rust object in foreign form.
+
+use core::ffi::c_void;
+use kernel::{
+    error::Error,
+    sync::{Arc, ArcBorrow},
+    types::ForeignOwnable,
+};
+
+/// Borrows the object in a `priv` slot.
+///
+/// # Safety
+///
+/// `p` must be null or come from [`store`] for a `T`, and not be passed to
+/// [`take`] during `'a`.
+pub(crate) unsafe fn borrow<'a, T: 'static>(p: *const c_void) -> Option<ArcBorrow<'a, T>> {
+    // SAFETY: per the requirements.
+    (!p.is_null()).then(|| unsafe { <Arc<T> as ForeignOwnable>::borrow(p) })
+}
+
+/// Puts `obj` in an empty `priv` slot.
+pub(crate) fn store<T: 'static>(slot: &mut *const c_void, obj: Arc<T>) {
+    // A full slot would leak; the verbs fill each slot once.
+    *slot = obj.into_foreign();
+}
+
+/// Empties a `priv` slot.
+///
+/// # Safety
+///
+/// The slot must be null or filled by [`store`] for a `T`, with no borrow
+/// from [`borrow`] alive.
+pub(crate) unsafe fn take<T: 'static>(slot: &mut *const c_void) -> Option<Arc<T>> {
+    let p = core::mem::replace(slot, core::ptr::null());
+    // SAFETY: per the requirements, converted back once.
+    (!p.is_null()).then(|| unsafe { Arc::<T>::from_foreign(p) })
+}
+
+/// `EOPNOTSUPP`, which the 6.12 kernel crate does not name.
+pub(crate) fn eopnotsupp() -> Error {
+    Error::from_errno(-(super::bindings::EOPNOTSUPP as i32))
+}

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Memory regions and their STags: validity, protection domain, access
+//! rights and bounds checks (RFC 5040 §6.4, RFC 5041 §7.2), copies into and
+//! out of registered memory, and invalidation (RFC 5040 §6.10).
+
+use crate::{
+    device::Device,
+    ffi::{
+        lock::IrqSpinLock,
+        mr::{kva_cmpxchg64, kva_load64, kva_read, kva_write},
+        umem::UserPages,
+    },
+};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{alloc::KVVec, prelude::*, sync::Arc};
+
+/// Access rights of a region, as `IB_ACCESS_*` bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Access(pub(crate) u32);
+
+impl Access {
+    /// No rights beyond local read.
+    pub(crate) const NONE: Self = Self(0);
+    /// `IB_ACCESS_LOCAL_WRITE`: receive buffers, Read sinks, atomic results.
+    pub(crate) const LOCAL_WRITE: Self = Self(1);
+    /// `IB_ACCESS_REMOTE_WRITE`: target of RDMA Write.
+    pub(crate) const REMOTE_WRITE: Self = Self(2);
+    /// `IB_ACCESS_REMOTE_READ`: source of RDMA Read.
+    pub(crate) const REMOTE_READ: Self = Self(4);
+    /// `IB_ACCESS_REMOTE_ATOMIC`: target of RFC 7306 atomics.
+    pub(crate) const REMOTE_ATOMIC: Self = Self(8);
+    /// Rights rsiw understands; others are refused at registration.
+    pub(crate) const KNOWN: u32 = 0x1f | 0x100 /* ZERO_BASED */ | 0x100000 /* RELAXED */;
+
+    /// True if every right in `need` is granted.
+    pub(crate) fn contains(self, need: Self) -> bool {
+        self.0 & need.0 == need.0
+    }
+
+    /// True if any remote right is granted.
+    pub(crate) fn remote(self) -> bool {
+        self.0 & (Self::REMOTE_WRITE.0 | Self::REMOTE_READ.0 | Self::REMOTE_ATOMIC.0) != 0
+    }
+}
+
+/// Why an STag check failed; the engine maps these to Terminate codes
+/// (RFC 5040 §7.1: invalid STag, base or bounds, access rights, PD mismatch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MemError {
+    /// Unknown STag, or its key does not match.
+    Stag,
+    /// The region belongs to another protection domain.
+    Pd,
+    /// The region lacks a required access right.
+    Access,
+    /// The range is not inside the region (or wraps).
+    Bounds,
+    /// The STag is invalid (invalidated, or an FRWR not yet registered).
+    State,
+}
+
+/// Where the bytes of a region live.
+pub(crate) enum MemKind {
+    /// `get_dma_mr`: all kernel virtual addresses (virtual DMA).
+    Dma,
+    /// `reg_user_mr`: pinned user pages.
+    User(UserPages),
+    /// `alloc_mr` (fast registration): kernel virtual addresses of pages
+    /// filled by `map_mr_sg`, at most this many.
+    Pbl(usize),
+}
+
+/// The fields [`Mem::state`] protects.
+struct State {
+    /// Low 8 bits of the STag (the consumer key).
+    key: u8,
+    /// Protection domain number.
+    pd: u32,
+    access: Access,
+    /// First address of the region (the tagged offset base).
+    iova: u64,
+    len: u64,
+    valid: bool,
+    /// `Pbl` only: page kernel addresses, `npages` of them in use.
+    pages: KVVec<u64>,
+    npages: usize,
+    /// `Pbl` only: page size of the mapping.
+    page_size: u64,
+    /// `Pbl`/`User`: offset of `iova` inside the first page.
+    first_off: u64,
+}
+
+/// One memory region (and its STag).
+#[pin_data]
+pub(crate) struct Mem {
+    /// STag index (the upper 24 bits); set once at insertion.
+    index: AtomicU32,
+    kind: MemKind,
+    /// Taken from any context (placement in softirq, post_send, verbs);
+    /// copies hold it so a `Pbl` remap cannot move pages under them.
+    #[pin]
+    state: IrqSpinLock<State>,
+}
+
+/// Regions per device.
+pub(crate) const MAX_MR: u32 = 1 << 16;
+/// Pages in a fast-registration page list.
+pub(crate) const MAX_PBL: u32 = 256;
+
+/// What a new region is.
+pub(crate) struct MemInit {
+    /// Storage.
+    pub(crate) kind: MemKind,
+    /// Protection domain number.
+    pub(crate) pd: u32,
+    /// Rights.
+    pub(crate) access: Access,
+    /// First address.
+    pub(crate) iova: u64,
+    /// Length in bytes.
+    pub(crate) len: u64,
+}
+
+impl Mem {
+    /// Registers a region in `dev`'s STag table and returns it with its STag.
+    pub(crate) fn register(dev: &Device, init: MemInit) -> Result<Arc<Self>> {
+        let (pages, valid, first_off) = match &init.kind {
+            MemKind::Pbl(n) => (KVVec::from_elem(0u64, *n, GFP_KERNEL)?, false, 0),
+            MemKind::User(u) => (KVVec::new(), true, u.first_offset()),
+            MemKind::Dma => (KVVec::new(), true, 0),
+        };
+        let key = dev.next_key();
+        let mem = Arc::pin_init(
+            pin_init!(Self {
+                index: AtomicU32::new(0),
+                kind: init.kind,
+                state <- crate::new_irq_spinlock!(
+                    State {
+                        key,
+                        pd: init.pd,
+                        access: init.access,
+                        iova: init.iova,
+                        len: init.len,
+                        valid,
+                        pages,
+                        npages: 0,
+                        page_size: kernel::page::PAGE_SIZE as u64,
+                        first_off,
+                    },
+                    "rsiw_mem"
+                ),
+            }),
+            GFP_KERNEL,
+        )?;
+        let index = dev.mems().insert(mem.clone())?;
+        // The table's limit keeps indices below 2^24.
+        mem.index.store(index as u32, Ordering::Release);
+        Ok(mem)
+    }
+
+    /// Removes the STag from `dev`'s table; placements holding the `Arc`
+    /// finish on memory that stays pinned until the last reference drops.
+    pub(crate) fn deregister(&self, dev: &Device) {
+        let removed = dev.mems().remove(self.index.load(Ordering::Acquire) as usize);
+        self.state.lock().valid = false;
+        drop(removed);
+    }
+
+    /// The current STag (index and key).
+    pub(crate) fn stag(&self) -> u32 {
+        let key = self.state.lock().key;
+        (self.index.load(Ordering::Acquire) << 8) | u32::from(key)
+    }
+
+    /// The current key (low 8 bits of the STag).
+    pub(crate) fn key(&self) -> u8 {
+        self.state.lock().key
+    }
+
+    /// True for a fast-registration region.
+    pub(crate) fn is_frwr(&self) -> bool {
+        matches!(self.kind, MemKind::Pbl(_))
+    }
+
+    /// Checks validity, PD, rights and bounds for `len` bytes at `addr`
+    /// (RFC 5040 §6.4; without overflow, unlike `addr + len` on u64).
+    pub(crate) fn check(&self, pd: u32, need: Access, addr: u64, len: u64) -> Result<(), MemError> {
+        let s = self.state.lock();
+        if !s.valid {
+            return Err(MemError::State);
+        }
+        if s.pd != pd {
+            return Err(MemError::Pd);
+        }
+        if !s.access.contains(need) {
+            return Err(MemError::Access);
+        }
+        match self.kind {
+            MemKind::Dma => addr.checked_add(len).map(|_| ()).ok_or(MemError::Bounds),
+            _ => in_bounds(s.iova, s.len, addr, len),
+        }
+    }
+
+    /// Copies `data` into the region at `addr`; call [`Self::check`] first.
+    pub(crate) fn write(&self, addr: u64, data: &[u8]) -> Result {
+        self.copy(addr, data.len(), |where_, at, n| match where_ {
+            Where::Kva(kva) => kva_write(kva, data.get(at..at + n).ok_or(EINVAL)?),
+            Where::User(u, off) => u.write(off, data.get(at..at + n).ok_or(EINVAL)?),
+        })
+    }
+
+    /// Copies from the region at `addr` into `out`; call [`Self::check`] first.
+    pub(crate) fn read(&self, addr: u64, out: &mut [u8]) -> Result {
+        let len = out.len();
+        self.copy(addr, len, |where_, at, n| match where_ {
+            Where::Kva(kva) => kva_read(kva, out.get_mut(at..at + n).ok_or(EINVAL)?),
+            Where::User(u, off) => u.read(off, out.get_mut(at..at + n).ok_or(EINVAL)?),
+        })
+    }
+
+    /// Atomically replaces the 8-byte word at `addr` (8-aligned) by `f(old)`
+    /// with a compare-and-exchange loop, and returns `old` (RFC 7306 §5.2.2).
+    pub(crate) fn atomic64(&self, addr: u64, f: &dyn Fn(u64) -> u64) -> Result<u64> {
+        if addr % 8 != 0 {
+            return Err(EINVAL);
+        }
+        let mut result = Err(EINVAL);
+        self.copy(addr, 8, |where_, _, n| {
+            if n != 8 {
+                return Err(EINVAL);
+            }
+            let mut old = match where_ {
+                Where::Kva(kva) => kva_load64(kva)?,
+                Where::User(u, off) => u.load64(off)?,
+            };
+            loop {
+                let new = f(old);
+                let seen = match where_ {
+                    Where::Kva(kva) => kva_cmpxchg64(kva, old, new)?,
+                    Where::User(u, off) => u.cmpxchg64(off, old, new)?,
+                };
+                if seen == old {
+                    result = Ok(old);
+                    return Ok(());
+                }
+                old = seen;
+            }
+        })?;
+        result
+    }
+
+    /// Invalidates the STag (Send with Invalidate, RFC 5040 §6.10; or a Local
+    /// Invalidate); only fast-registration regions of `pd` may be invalidated.
+    pub(crate) fn invalidate(&self, pd: u32) -> Result<(), MemError> {
+        let mut s = self.state.lock();
+        if s.pd != pd {
+            return Err(MemError::Pd);
+        }
+        if !self.is_frwr() {
+            return Err(MemError::Access);
+        }
+        // Invalidating an already invalid STag is allowed (verbs semantics).
+        s.valid = false;
+        Ok(())
+    }
+
+    /// Applies a fast-registration work request: new key, rights, and makes
+    /// the STag valid over the last `map_mr_sg` mapping.
+    pub(crate) fn fast_register(&self, pd: u32, key: u8, access: Access) -> Result<(), MemError> {
+        let mut s = self.state.lock();
+        if !self.is_frwr() {
+            return Err(MemError::Access);
+        }
+        if s.pd != pd {
+            return Err(MemError::Pd);
+        }
+        if s.valid {
+            // The STag must be invalid before it is registered again.
+            return Err(MemError::State);
+        }
+        s.key = key;
+        s.access = access;
+        s.valid = true;
+        Ok(())
+    }
+
+    /// Takes the region's address and length from the `ib_mr` at post time of a
+    /// registration work request (a consumer may move `iova` after mapping).
+    pub(crate) fn set_iova(&self, iova: u64, len: u64) {
+        let mut s = self.state.lock();
+        s.iova = iova;
+        s.len = len;
+    }
+
+    /// Starts a new `map_mr_sg` mapping with pages of `page_size`.
+    pub(crate) fn map_begin(&self, page_size: u64) -> Result {
+        if !page_size.is_power_of_two() {
+            return Err(EINVAL);
+        }
+        let mut s = self.state.lock();
+        s.npages = 0;
+        s.page_size = page_size;
+        Ok(())
+    }
+
+    /// Appends a page (kernel address) to the mapping; `ENOMEM` when full.
+    pub(crate) fn map_page(&self, kva: u64) -> Result {
+        let mut s = self.state.lock();
+        let n = s.npages;
+        *s.pages.get_mut(n).ok_or(ENOMEM)? = kva;
+        s.npages = n + 1;
+        Ok(())
+    }
+
+    /// Ends a mapping: the region now covers `len` bytes from `iova`.
+    pub(crate) fn map_end(&self, iova: u64, len: u64) {
+        let mut s = self.state.lock();
+        s.first_off = iova & (s.page_size - 1);
+        s.iova = iova;
+        s.len = len;
+    }
+
+    /// Runs `f(where, at, n)` for each physically contiguous piece of
+    /// `len` bytes at `addr`, `at` being the offset into the caller's buffer.
+    fn copy(
+        &self,
+        addr: u64,
+        len: usize,
+        mut f: impl FnMut(Where<'_>, usize, usize) -> Result,
+    ) -> Result {
+        let s = self.state.lock();
+        let len64 = len as u64;
+        if let MemKind::Dma = self.kind {
+            addr.checked_add(len64).ok_or(EINVAL)?;
+            return f(Where::Kva(addr), 0, len);
+        }
+        in_bounds(s.iova, s.len, addr, len64).map_err(|_| EINVAL)?;
+        // Offset from the start of the first page; cannot overflow: both
+        // terms are bounded by the region (len < 2^64 - page).
+        let mut off = (addr - s.iova).checked_add(s.first_off).ok_or(EINVAL)?;
+        let (page_size, shift) = match &self.kind {
+            MemKind::Pbl(_) => (s.page_size, s.page_size.trailing_zeros()),
+            _ => (
+                kernel::page::PAGE_SIZE as u64,
+                (kernel::page::PAGE_SIZE as u64).trailing_zeros(),
+            ),
+        };
+        let mut at = 0usize;
+        while at < len {
+            let in_page = off & (page_size - 1);
+            let n = ((page_size - in_page) as usize).min(len - at);
+            let idx = usize::try_from(off >> shift).map_err(|_| EINVAL)?;
+            match &self.kind {
+                MemKind::User(u) => f(Where::User(u, off), at, n)?,
+                _ => {
+                    if idx >= s.npages {
+                        return Err(EINVAL);
+                    }
+                    let page = *s.pages.get(idx).ok_or(EINVAL)?;
+                    f(Where::Kva(page.checked_add(in_page).ok_or(EINVAL)?), at, n)?
+                }
+            }
+            at += n;
+            off = off.checked_add(n as u64).ok_or(EINVAL)?;
+        }
+        Ok(())
+    }
+}
+
+/// One contiguous piece of a region.
+enum Where<'a> {
+    /// A kernel virtual address.
+    Kva(u64),
+    /// Byte offset into pinned user pages.
+    User(&'a UserPages, u64),
+}
+
+/// `addr..addr+len` inside `base..base+size`, checked without overflow
+/// (RFC 5040 §6.4 base and bounds).
+fn in_bounds(base: u64, size: u64, addr: u64, len: u64) -> Result<(), MemError> {
+    if len <= size && addr >= base && addr - base <= size - len {
+        Ok(())
+    } else {
+        Err(MemError::Bounds)
+    }
+}
+
+impl Device {
+    /// The region an STag names, if its index and key match; any context.
+    pub(crate) fn mem_lookup(&self, stag: u32) -> Option<Arc<Mem>> {
+        let mem = self.mems().get((stag >> 8) as usize)?;
+        (mem.key() == (stag & 0xff) as u8).then_some(mem)
+    }
+}

@@ -1,0 +1,794 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Queue pairs: the verbs state machine (RFC 5040 §6 QP states as the verbs
+//! present them), the send and receive queues the engine consumes, flushing
+//! on ERROR, and async events.
+
+use crate::{
+    cq::{Cq, Cqe, WcFlags, WcOpcode, WcStatus},
+    device::Device,
+    engine::Conn,
+    ffi::{lock::IrqSpinLock, qp::IbQpRef},
+    mem::{Access, Mem},
+    srq::{RecvRing, Srq},
+};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{alloc::KVVec, prelude::*, sync::Arc};
+
+pub(crate) use crate::{
+    ffi::qp::QpEvent,
+    srq::{RecvWqe, Sge, MAX_SGE},
+};
+
+/// Queue pairs per device.
+pub(crate) const MAX_QP: u32 = 1 << 14;
+/// Work requests per queue.
+pub(crate) const MAX_QP_WR: u32 = crate::srq::MAX_WR;
+/// Inline payload bytes per send WQE.
+pub(crate) const MAX_INLINE: usize = 96;
+/// Outstanding RDMA Read / Atomic requests per QP, both directions (ORD/IRD).
+pub(crate) const MAX_RD_ATOMIC: u32 = 128;
+
+/// QP states; values are `enum ib_qp_state`'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum QpState {
+    /// Just created or reset.
+    Reset = 0,
+    /// Receives may be posted.
+    Init = 1,
+    /// Ready to receive (connection being set up).
+    Rtr = 2,
+    /// Connected: the engine runs.
+    Rts = 3,
+    /// Graceful close requested (iw_cm disconnect).
+    Sqd = 4,
+    /// Closing (send queue error).
+    Sqe = 5,
+    /// Error: every WQE is flushed.
+    Error = 6,
+}
+
+impl QpState {
+    /// From an `ib_qp_state` value.
+    pub(crate) fn from_raw(v: u32) -> Option<Self> {
+        Some(match v {
+            0 => Self::Reset,
+            1 => Self::Init,
+            2 => Self::Rtr,
+            3 => Self::Rts,
+            4 => Self::Sqd,
+            5 => Self::Sqe,
+            6 => Self::Error,
+            _ => return None,
+        })
+    }
+}
+
+/// Send work request types.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum SendOp {
+    /// RDMA Send.
+    #[default]
+    Send,
+    /// Send with Invalidate of `inv_rkey` at the peer.
+    SendInv,
+    /// RDMA Write.
+    Write,
+    /// RDMA Write followed by Immediate Data (RFC 7306 §4).
+    WriteImm,
+    /// RDMA Read.
+    Read,
+    /// RDMA Read, then local invalidation of `inv_rkey`.
+    ReadInv,
+    /// Fast registration (`reg`).
+    RegMr,
+    /// Local invalidation of `inv_rkey`.
+    LocalInv,
+    /// Compare and swap (RFC 7306 §5).
+    CmpSwap,
+    /// Fetch and add.
+    FetchAdd,
+    /// Masked compare and swap.
+    MaskedCmpSwap,
+    /// Masked fetch and add.
+    MaskedFetchAdd,
+}
+
+impl SendOp {
+    /// The completion opcode.
+    pub(crate) fn wc_opcode(self) -> WcOpcode {
+        match self {
+            Self::Send | Self::SendInv => WcOpcode::Send,
+            Self::Write | Self::WriteImm => WcOpcode::RdmaWrite,
+            Self::Read | Self::ReadInv => WcOpcode::RdmaRead,
+            Self::RegMr => WcOpcode::RegMr,
+            Self::LocalInv => WcOpcode::LocalInv,
+            Self::CmpSwap => WcOpcode::CompSwap,
+            Self::FetchAdd => WcOpcode::FetchAdd,
+            Self::MaskedCmpSwap => WcOpcode::MaskedCompSwap,
+            Self::MaskedFetchAdd => WcOpcode::MaskedFetchAdd,
+        }
+    }
+
+    /// True for operations that never reach the wire.
+    pub(crate) fn is_local(self) -> bool {
+        matches!(self, Self::RegMr | Self::LocalInv)
+    }
+}
+
+/// A posted send work request.
+#[derive(Clone)]
+pub(crate) struct SendWqe {
+    /// The consumer's work request id.
+    pub(crate) wr_id: u64,
+    /// Operation.
+    pub(crate) op: SendOp,
+    /// A completion is wanted on success (always on error).
+    pub(crate) signaled: bool,
+    /// Solicited event at the peer (RFC 5040 §5.3).
+    pub(crate) solicited: bool,
+    /// Wait for prior Reads/Atomics to complete first.
+    pub(crate) fence: bool,
+    /// Payload is `inline_data[..inline_len]`, not the SGEs.
+    pub(crate) inline: bool,
+    /// Local buffers, `num_sge` in use (not for inline WQEs).
+    pub(crate) sge: [Sge; MAX_SGE],
+    /// Entries of `sge` in use.
+    pub(crate) num_sge: u8,
+    /// Inline payload, copied at post time.
+    pub(crate) inline_data: [u8; MAX_INLINE],
+    /// Bytes of `inline_data` in use.
+    pub(crate) inline_len: u32,
+    /// Remote address (Write, Read, atomics).
+    pub(crate) remote_addr: u64,
+    /// Remote STag (Write, Read, atomics).
+    pub(crate) rkey: u32,
+    /// STag to invalidate (SendInv, ReadInv, LocalInv).
+    pub(crate) inv_rkey: u32,
+    /// Immediate data (WriteImm; verbs' 32 bits in the low half).
+    pub(crate) imm: u64,
+    /// RFC 7306 operands: `[swap or add, compare, swap mask, compare or add mask]`.
+    pub(crate) atomic: [u64; 4],
+    /// RegMr: the region, its new 8-bit key and rights.
+    pub(crate) reg: Option<(Arc<Mem>, u32, Access)>,
+}
+
+impl Default for SendWqe {
+    fn default() -> Self {
+        Self {
+            wr_id: 0,
+            op: SendOp::Send,
+            signaled: false,
+            solicited: false,
+            fence: false,
+            inline: false,
+            sge: [Sge::default(); MAX_SGE],
+            num_sge: 0,
+            inline_data: [0; MAX_INLINE],
+            inline_len: 0,
+            remote_addr: 0,
+            rkey: 0,
+            inv_rkey: 0,
+            imm: 0,
+            atomic: [0; 4],
+            reg: None,
+        }
+    }
+}
+
+impl SendWqe {
+    /// The SGEs in use.
+    pub(crate) fn sges(&self) -> &[Sge] {
+        if self.inline {
+            return &[];
+        }
+        self.sge.get(..usize::from(self.num_sge)).unwrap_or(&[])
+    }
+
+    /// Payload bytes.
+    pub(crate) fn len(&self) -> u64 {
+        if self.inline {
+            return u64::from(self.inline_len);
+        }
+        self.sges().iter().map(|s| u64::from(s.len)).sum()
+    }
+}
+
+/// Requested/granted queue sizes.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QpCaps {
+    /// Send WQEs.
+    pub(crate) max_send_wr: u32,
+    /// Receive WQEs (0 with an SRQ).
+    pub(crate) max_recv_wr: u32,
+    /// SGEs per send WQE.
+    pub(crate) max_send_sge: u32,
+    /// SGEs per receive WQE.
+    pub(crate) max_recv_sge: u32,
+    /// Inline bytes per send WQE.
+    pub(crate) max_inline: u32,
+}
+
+/// What `create_qp` asks for (RC only).
+pub(crate) struct QpInit {
+    /// Its `ib_qp`.
+    pub(crate) ib: IbQpRef,
+    /// Protection domain number.
+    pub(crate) pd: u32,
+    /// Send and receive CQs.
+    pub(crate) scq: Arc<Cq>,
+    /// Receive CQ.
+    pub(crate) rcq: Arc<Cq>,
+    /// Shared receive queue.
+    pub(crate) srq: Option<Arc<Srq>>,
+    /// `IB_SIGNAL_ALL_WR`.
+    pub(crate) sig_all: bool,
+    /// Sizes.
+    pub(crate) caps: QpCaps,
+}
+
+/// What `modify_qp` changes (absent fields are not in the attribute mask).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QpModify {
+    /// `IB_QP_STATE`.
+    pub(crate) state: Option<QpState>,
+    /// `IB_QP_CUR_STATE`: the state the consumer believes the QP is in.
+    pub(crate) cur_state: Option<QpState>,
+    /// `IB_QP_ACCESS_FLAGS`.
+    pub(crate) access: Option<u32>,
+    /// `IB_QP_MAX_QP_RD_ATOMIC` (ORD).
+    pub(crate) ord: Option<u32>,
+    /// `IB_QP_MAX_DEST_RD_ATOMIC` (IRD).
+    pub(crate) ird: Option<u32>,
+}
+
+/// The send-queue ring: `head..peek` belong to the engine, `peek..tail` are
+/// posted and not yet handed over. Indices are free-running.
+struct SendRing {
+    ring: KVVec<SendWqe>,
+    head: usize,
+    peek: usize,
+    tail: usize,
+}
+
+impl SendRing {
+    /// Forgets every WQE (RESET, destroy) and the regions they referenced.
+    fn clear(&mut self) {
+        for w in self.ring.iter_mut() {
+            w.reg = None;
+        }
+        self.head = 0;
+        self.peek = 0;
+        self.tail = 0;
+    }
+
+    fn slot(&mut self, i: usize) -> Option<&mut SendWqe> {
+        let size = self.ring.len();
+        self.ring.get_mut(i % size)
+    }
+}
+
+/// The fields [`Qp::inner`] protects.
+struct Inner {
+    state: QpState,
+    ord: u32,
+    ird: u32,
+    access: u32,
+    sq: SendRing,
+    conn: Option<Arc<Conn>>,
+}
+
+/// A queue pair.
+#[pin_data]
+pub(crate) struct Qp {
+    dev: Arc<Device>,
+    ib: IbQpRef,
+    /// QP number; set once at insertion into the device table.
+    num: AtomicU32,
+    pd: u32,
+    scq: Arc<Cq>,
+    rcq: Arc<Cq>,
+    srq: Option<Arc<Srq>>,
+    sig_all: bool,
+    caps: QpCaps,
+    /// State and send queue: taken in any context (post_send, engine TX
+    /// work, RX in softirq for state checks); never held across a CQ push
+    /// or an engine call.
+    #[pin]
+    inner: IrqSpinLock<Inner>,
+    /// The QP's own receive queue (unused with an SRQ): post_recv and RX.
+    #[pin]
+    rq: IrqSpinLock<RecvRing>,
+}
+
+/// Validates and clamps requested sizes; `EINVAL` beyond the device limits.
+fn grant(caps: QpCaps, has_srq: bool) -> Result<QpCaps> {
+    let sge_ok = |n: u32| n as usize <= MAX_SGE;
+    if caps.max_send_wr > MAX_QP_WR || caps.max_recv_wr > MAX_QP_WR {
+        return Err(EINVAL);
+    }
+    if !sge_ok(caps.max_send_sge) || !sge_ok(caps.max_recv_sge) {
+        return Err(EINVAL);
+    }
+    if caps.max_inline as usize > MAX_INLINE {
+        return Err(EINVAL);
+    }
+    Ok(QpCaps {
+        max_send_wr: caps.max_send_wr.max(1),
+        max_recv_wr: if has_srq { 0 } else { caps.max_recv_wr.max(1) },
+        max_send_sge: caps.max_send_sge.max(1),
+        max_recv_sge: if has_srq { 0 } else { caps.max_recv_sge.max(1) },
+        max_inline: MAX_INLINE as u32,
+    })
+}
+
+impl Qp {
+    /// Creates a QP and gives it a number; returns the granted sizes.
+    pub(crate) fn new(dev: &Arc<Device>, init: QpInit) -> Result<(Arc<Self>, QpCaps)> {
+        if let Some(srq) = &init.srq {
+            if srq.pd() != init.pd {
+                return Err(EINVAL);
+            }
+        }
+        let caps = grant(init.caps, init.srq.is_some())?;
+        if !dev.get_qp() {
+            return Err(ENOMEM);
+        }
+        let made = Self::build(dev, init, caps);
+        let qp = match made {
+            Ok(qp) => qp,
+            Err(e) => {
+                dev.put_qp();
+                return Err(e);
+            }
+        };
+        match dev.qps().insert(qp.clone()) {
+            Ok(n) => qp.num.store(n as u32, Ordering::Release),
+            Err(e) => {
+                dev.put_qp();
+                return Err(e);
+            }
+        }
+        Ok((qp, caps))
+    }
+
+    fn build(dev: &Arc<Device>, init: QpInit, caps: QpCaps) -> Result<Arc<Self>> {
+        let sq = SendRing {
+            ring: KVVec::from_elem(SendWqe::default(), caps.max_send_wr as usize, GFP_KERNEL)?,
+            head: 0,
+            peek: 0,
+            tail: 0,
+        };
+        let rq = RecvRing::new(caps.max_recv_wr.max(1))?;
+        Arc::pin_init(
+            pin_init!(Self {
+                dev: dev.clone(),
+                ib: init.ib,
+                num: AtomicU32::new(0),
+                pd: init.pd,
+                scq: init.scq,
+                rcq: init.rcq,
+                srq: init.srq,
+                sig_all: init.sig_all,
+                caps,
+                inner <- crate::new_irq_spinlock!(
+                    Inner { state: QpState::Reset, ord: 0, ird: 0, access: 0, sq, conn: None },
+                    "rsiw_qp"
+                ),
+                rq <- crate::new_irq_spinlock!(rq, "rsiw_qp_rq"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// QP number.
+    pub(crate) fn num(&self) -> u32 {
+        self.num.load(Ordering::Acquire)
+    }
+
+    /// Protection domain number.
+    pub(crate) fn pd(&self) -> u32 {
+        self.pd
+    }
+
+    /// The device.
+    pub(crate) fn dev(&self) -> &Arc<Device> {
+        &self.dev
+    }
+
+    /// Its `ib_qp` (for iw_cm's `get_qp` and completions).
+    pub(crate) fn ib(&self) -> IbQpRef {
+        self.ib
+    }
+
+    /// Current state.
+    pub(crate) fn state(&self) -> QpState {
+        self.inner.lock().state
+    }
+
+    /// Outbound Read/Atomic limit (`max_rd_atomic`).
+    pub(crate) fn ord(&self) -> u32 {
+        self.inner.lock().ord
+    }
+
+    /// Inbound Read/Atomic limit (`max_dest_rd_atomic`).
+    pub(crate) fn ird(&self) -> u32 {
+        self.inner.lock().ird
+    }
+
+    /// `IB_ACCESS_REMOTE_*` rights the consumer enabled on the QP.
+    pub(crate) fn access(&self) -> u32 {
+        self.inner.lock().access
+    }
+
+    /// Granted sizes.
+    pub(crate) fn caps(&self) -> QpCaps {
+        self.caps
+    }
+
+    /// True if every successful send completes (`IB_SIGNAL_ALL_WR`).
+    pub(crate) fn sig_all(&self) -> bool {
+        self.sig_all
+    }
+
+    /// The connection the engine runs, if any.
+    pub(crate) fn conn(&self) -> Option<Arc<Conn>> {
+        self.inner.lock().conn.clone()
+    }
+
+    /// Attaches (CM, after MPA) or detaches the engine's connection.
+    pub(crate) fn set_conn(&self, conn: Option<Arc<Conn>>) {
+        let old = core::mem::replace(&mut self.inner.lock().conn, conn);
+        drop(old);
+    }
+
+    /// Moves an INIT/RTR QP with a connection attached to RTS (the CM, once
+    /// the stream is up); ORD/IRD are the negotiated ones (RFC 6581).
+    pub(crate) fn set_rts(&self, ord: u32, ird: u32) -> Result {
+        let mut inner = self.inner.lock();
+        if inner.conn.is_none() || !matches!(inner.state, QpState::Init | QpState::Rtr) {
+            return Err(EINVAL);
+        }
+        inner.ord = ord.min(MAX_RD_ATOMIC);
+        inner.ird = ird.min(MAX_RD_ATOMIC);
+        inner.state = QpState::Rts;
+        Ok(())
+    }
+
+    /// `modify_qp` (process context; may sleep when leaving a connection).
+    pub(crate) fn modify(&self, m: &QpModify) -> Result {
+        let (conn, to) = {
+            let mut inner = self.inner.lock();
+            if let Some(cur) = m.cur_state {
+                if cur != inner.state {
+                    return Err(EINVAL);
+                }
+            }
+            let to = m.state.unwrap_or(inner.state);
+            check_transition(inner.state, to, inner.conn.is_some())?;
+            if m.ord.is_some_and(|v| v > MAX_RD_ATOMIC) || m.ird.is_some_and(|v| v > MAX_RD_ATOMIC) {
+                return Err(EINVAL);
+            }
+            if let Some(a) = m.access {
+                inner.access = a;
+            }
+            if let Some(v) = m.ord {
+                inner.ord = v;
+            }
+            if let Some(v) = m.ird {
+                inner.ird = v;
+            }
+            let from = inner.state;
+            if to == QpState::Reset {
+                inner.sq.clear();
+            }
+            if to != QpState::Error {
+                inner.state = to;
+            }
+            (if from != to { inner.conn.clone() } else { None }, to)
+        };
+        match to {
+            QpState::Error => {
+                if let Some(c) = &conn {
+                    c.close(true);
+                }
+                self.set_error();
+            }
+            QpState::Sqd => {
+                if let Some(c) = &conn {
+                    c.close(false);
+                }
+            }
+            QpState::Reset => {
+                if let Some(c) = conn {
+                    c.close(true);
+                    c.quiesce();
+                    self.set_conn(None);
+                }
+                self.rq_reset();
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Discards the QP's posted receives (to RESET: no completions).
+    fn rq_reset(&self) {
+        let mut rq = self.rq.lock();
+        while rq.pop().is_some() {}
+    }
+
+    /// `post_send` of one parsed WQE (any context, never sleeps).
+    pub(crate) fn post_send(&self, wqe: SendWqe) -> Result {
+        if wqe.inline && wqe.inline_len > self.caps.max_inline {
+            return Err(EINVAL);
+        }
+        if !wqe.inline && u32::from(wqe.num_sge) > self.caps.max_send_sge {
+            return Err(EINVAL);
+        }
+        let (kick, flushed) = {
+            let mut inner = self.inner.lock();
+            match inner.state {
+                QpState::Rts | QpState::Sqd => {
+                    let sq = &mut inner.sq;
+                    if sq.tail.wrapping_sub(sq.head) >= sq.ring.len() {
+                        return Err(ENOMEM);
+                    }
+                    let tail = sq.tail;
+                    *sq.slot(tail).ok_or(ENOMEM)? = wqe;
+                    sq.tail = tail.wrapping_add(1);
+                    let kick = (inner.state == QpState::Rts).then(|| inner.conn.clone()).flatten();
+                    (kick, None)
+                }
+                // Kernel consumers drain a dead QP by posting to it; like siw,
+                // complete such WQEs at once with a flush status.
+                QpState::Error => (None, Some(wqe)),
+                _ => return Err(EINVAL),
+            }
+        };
+        if let Some(c) = kick {
+            c.kick();
+        }
+        if let Some(w) = flushed {
+            self.sq_flush_one(w.wr_id, w.op);
+        }
+        Ok(())
+    }
+
+    /// `post_recv` of one parsed WQE (any context, never sleeps).
+    pub(crate) fn post_recv(&self, wqe: RecvWqe) -> Result {
+        if self.srq.is_some() {
+            return Err(EINVAL);
+        }
+        if u32::from(wqe.num_sge) > self.caps.max_recv_sge {
+            return Err(EINVAL);
+        }
+        match self.state() {
+            QpState::Reset => Err(EINVAL),
+            QpState::Error => {
+                self.rq_complete(&wqe, WcStatus::WrFlushErr, 0, WcFlags::NONE, 0, false);
+                Ok(())
+            }
+            _ => self.rq.lock().push(wqe),
+        }
+    }
+
+    /// A copy of the oldest WQE not yet handed to the engine.
+    pub(crate) fn sq_peek(&self) -> Option<SendWqe> {
+        let mut inner = self.inner.lock();
+        if !matches!(inner.state, QpState::Rts | QpState::Sqd) {
+            return None;
+        }
+        let sq = &mut inner.sq;
+        if sq.peek == sq.tail {
+            return None;
+        }
+        let peek = sq.peek;
+        sq.slot(peek).cloned()
+    }
+
+    /// The WQE [`Self::sq_peek`] returned now belongs to the engine.
+    pub(crate) fn sq_advance(&self) {
+        let mut inner = self.inner.lock();
+        let sq = &mut inner.sq;
+        if sq.peek != sq.tail {
+            let peek = sq.peek;
+            // Drop the ring's reference to a registered region now.
+            if let Some(slot) = sq.slot(peek) {
+                slot.reg = None;
+            }
+            sq.peek = peek.wrapping_add(1);
+        }
+    }
+
+    /// Completes a WQE the engine owned: frees its slot and queues a CQE if
+    /// it was signaled or failed.
+    pub(crate) fn sq_complete(&self, wr_id: u64, op: SendOp, status: WcStatus, byte_len: u32, signaled: bool) {
+        {
+            let mut inner = self.inner.lock();
+            let sq = &mut inner.sq;
+            if sq.head != sq.peek {
+                sq.head = sq.head.wrapping_add(1);
+            }
+        }
+        if signaled || self.sig_all || status != WcStatus::Success {
+            self.push_send_cqe(wr_id, op, status, byte_len);
+        }
+    }
+
+    fn push_send_cqe(&self, wr_id: u64, op: SendOp, status: WcStatus, byte_len: u32) {
+        let cqe = Cqe {
+            wr_id,
+            opcode: op.wc_opcode(),
+            status,
+            byte_len,
+            qp_num: self.num(),
+            qp: Some(self.ib),
+            ..Cqe::default()
+        };
+        if self.scq.push(cqe).is_err() {
+            // A lost completion breaks the consumer's accounting: the QP
+            // cannot continue (as the verbs specify for CQ overflow).
+            self.ib.event(QpEvent::Fatal);
+        }
+    }
+
+    fn sq_flush_one(&self, wr_id: u64, op: SendOp) {
+        self.push_send_cqe(wr_id, op, WcStatus::WrFlushErr, 0);
+    }
+
+    /// The next receive buffer: the QP's RQ, or its SRQ.
+    pub(crate) fn rq_take(&self) -> Option<RecvWqe> {
+        match &self.srq {
+            Some(srq) => srq.take(),
+            None => self.rq.lock().pop(),
+        }
+    }
+
+    /// Completes a receive WQE taken with [`Self::rq_take`].
+    pub(crate) fn rq_complete(
+        &self,
+        wqe: &RecvWqe,
+        status: WcStatus,
+        byte_len: u32,
+        flags: WcFlags,
+        ex: u64,
+        solicited: bool,
+    ) {
+        let opcode = if flags.0 & WcFlags::WITH_IMM.0 != 0 && byte_len == 0 {
+            WcOpcode::RecvRdmaWithImm
+        } else {
+            WcOpcode::Recv
+        };
+        let cqe = Cqe {
+            wr_id: wqe.wr_id,
+            opcode,
+            status,
+            byte_len,
+            qp_num: self.num(),
+            qp: Some(self.ib),
+            flags,
+            ex,
+            solicited,
+        };
+        if self.rcq.push(cqe).is_err() {
+            self.ib.event(QpEvent::Fatal);
+        }
+    }
+
+    /// Moves the QP to ERROR: the engine flushes the WQEs it owns
+    /// (`Conn::flush`), then every posted WQE completes with
+    /// `IB_WC_WR_FLUSH_ERR`. Any context; never called with rsiw locks held.
+    pub(crate) fn set_error(&self) {
+        let conn = {
+            let mut inner = self.inner.lock();
+            inner.state = QpState::Error;
+            inner.conn.clone()
+        };
+        if let Some(c) = conn {
+            c.flush();
+        }
+        // One WQE per lock hold: CQ pushes run the consumer's handler.
+        loop {
+            let w = {
+                let mut inner = self.inner.lock();
+                let sq = &mut inner.sq;
+                if sq.peek == sq.tail {
+                    break;
+                }
+                let peek = sq.peek;
+                let w = sq.slot(peek).map(|s| (s.wr_id, s.op, s.reg.take()));
+                sq.peek = peek.wrapping_add(1);
+                sq.head = sq.head.wrapping_add(1);
+                w
+            };
+            if let Some((wr_id, op, reg)) = w {
+                drop(reg);
+                self.sq_flush_one(wr_id, op);
+            }
+        }
+        if self.srq.is_none() {
+            loop {
+                let Some(wqe) = self.rq.lock().pop() else { break };
+                self.rq_complete(&wqe, WcStatus::WrFlushErr, 0, WcFlags::NONE, 0, false);
+            }
+        }
+    }
+
+    /// Reports an asynchronous event to the consumer (e.g. `Fatal` with a
+    /// Terminate, `LastWqeReached` for SRQ QPs going to ERROR).
+    pub(crate) fn event(&self, ev: QpEvent) {
+        self.ib.event(ev);
+    }
+
+    /// Executes a local WQE (RegMr, LocalInv) in SQ order; the engine calls
+    /// it when such a WQE reaches the head, then completes it.
+    pub(crate) fn exec_local(&self, wqe: &SendWqe) -> WcStatus {
+        let ok = match wqe.op {
+            SendOp::RegMr => match &wqe.reg {
+                Some((mem, key, access)) => mem.fast_register(self.pd, (*key & 0xff) as u8, *access).is_ok(),
+                None => false,
+            },
+            SendOp::LocalInv => self
+                .dev
+                .mem_lookup(wqe.inv_rkey)
+                .is_some_and(|m| m.invalidate(self.pd).is_ok()),
+            _ => false,
+        };
+        if ok {
+            WcStatus::Success
+        } else {
+            WcStatus::LocProtErr
+        }
+    }
+
+    /// `destroy_qp` (process context, may sleep): stops the engine, takes
+    /// the QP out of the device table.
+    pub(crate) fn destroy(&self) {
+        if let Some(c) = self.conn() {
+            c.close(true);
+            c.quiesce();
+        }
+        self.set_conn(None);
+        {
+            let mut inner = self.inner.lock();
+            inner.state = QpState::Error;
+            inner.sq.clear();
+        }
+        let removed = self.dev.qps().remove(self.num() as usize);
+        self.dev.put_qp();
+        drop(removed);
+    }
+
+    /// Attributes for `query_qp`.
+    pub(crate) fn query(&self) -> (QpState, u32, u32, u32) {
+        let inner = self.inner.lock();
+        (inner.state, inner.ord, inner.ird, inner.access)
+    }
+}
+
+/// The verbs state machine (IB spec 11.2.4 as iWARP verbs use it).
+fn check_transition(from: QpState, to: QpState, connected: bool) -> Result {
+    use QpState::*;
+    let ok = match (from, to) {
+        (_, Error) | (_, Reset) => true,
+        (Reset, Init) | (Init, Init) | (Init, Rtr) | (Rtr, Rtr) => true,
+        // RTS needs a connection: iWARP has no connectionless start.
+        (Init, Rts) | (Rtr, Rts) => connected,
+        (Rts, Rts) | (Rts, Sqd) | (Sqd, Sqd) | (Sqd, Rts) => true,
+        (Sqe, Rts) => connected,
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(EINVAL)
+    }
+}
+
+impl Device {
+    /// The QP with number `num`, if it exists (iw_cm's `get_qp`); any context.
+    pub(crate) fn qp_lookup(&self, num: u32) -> Option<Arc<Qp>> {
+        self.qps().get(num as usize)
+    }
+}

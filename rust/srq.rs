@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Receive queues: the ring of posted receive buffers a QP's RQ and a
+//! shared receive queue (SRQ) both use, and the SRQ with its limit event
+//! (RFC 5040 §5.3: untagged buffers are consumed in posting order).
+
+use crate::{
+    device::Device,
+    ffi::{lock::IrqSpinLock, obj::eopnotsupp, srq::IbSrqRef},
+};
+use kernel::{alloc::KVVec, prelude::*, sync::Arc};
+
+/// Scatter/gather entries per work request.
+pub(crate) const MAX_SGE: usize = 6;
+/// Work requests per queue.
+pub(crate) const MAX_WR: u32 = 1 << 14;
+/// Shared receive queues per device.
+pub(crate) const MAX_SRQ: u32 = 1 << 10;
+
+/// One scatter/gather entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sge {
+    /// Address (kernel virtual for kernel consumers, user VA for user MRs).
+    pub(crate) addr: u64,
+    /// Length in bytes.
+    pub(crate) len: u32,
+    /// Local STag.
+    pub(crate) lkey: u32,
+}
+
+/// A posted receive buffer.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RecvWqe {
+    /// The consumer's work request id.
+    pub(crate) wr_id: u64,
+    /// Buffers, `num_sge` of them in use.
+    pub(crate) sge: [Sge; MAX_SGE],
+    /// Entries of `sge` in use.
+    pub(crate) num_sge: u8,
+}
+
+impl RecvWqe {
+    /// The entries in use.
+    pub(crate) fn sges(&self) -> &[Sge] {
+        self.sge.get(..usize::from(self.num_sge)).unwrap_or(&[])
+    }
+
+    /// Total bytes the buffers hold (saturating: lengths are 32-bit each).
+    pub(crate) fn len(&self) -> u64 {
+        self.sges().iter().map(|s| u64::from(s.len)).sum()
+    }
+}
+
+/// A fixed-size FIFO of receive WQEs.
+pub(crate) struct RecvRing {
+    ring: KVVec<RecvWqe>,
+    head: usize,
+    count: usize,
+}
+
+impl RecvRing {
+    /// A ring of `size` entries (process context).
+    pub(crate) fn new(size: u32) -> Result<Self> {
+        Ok(Self {
+            ring: KVVec::from_elem(RecvWqe::default(), size as usize, GFP_KERNEL)?,
+            head: 0,
+            count: 0,
+        })
+    }
+
+    /// Queues `wqe`; `ENOMEM` when full (the verbs' "queue full" status).
+    pub(crate) fn push(&mut self, wqe: RecvWqe) -> Result {
+        let size = self.ring.len();
+        if self.count >= size {
+            return Err(ENOMEM);
+        }
+        let tail = (self.head + self.count) % size;
+        *self.ring.get_mut(tail).ok_or(ENOMEM)? = wqe;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Takes the oldest WQE.
+    pub(crate) fn pop(&mut self) -> Option<RecvWqe> {
+        if self.count == 0 {
+            return None;
+        }
+        let wqe = *self.ring.get(self.head)?;
+        self.head = (self.head + 1) % self.ring.len();
+        self.count -= 1;
+        Some(wqe)
+    }
+
+    /// Queued WQEs.
+    pub(crate) fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Capacity.
+    pub(crate) fn size(&self) -> u32 {
+        self.ring.len() as u32
+    }
+}
+
+/// The fields [`Srq::inner`] protects.
+struct Inner {
+    ring: RecvRing,
+    /// Armed limit: an event fires when fewer WQEs remain; 0 = disarmed.
+    limit: u32,
+}
+
+/// A shared receive queue.
+#[pin_data]
+pub(crate) struct Srq {
+    ib: IbSrqRef,
+    /// Protection domain number.
+    pd: u32,
+    max_sge: u32,
+    /// Taken from any context (post_srq_recv, RX placement in softirq).
+    #[pin]
+    inner: IrqSpinLock<Inner>,
+}
+
+/// SRQ attributes (create, modify, query).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SrqAttr {
+    /// Work requests.
+    pub(crate) max_wr: u32,
+    /// SGEs per work request.
+    pub(crate) max_sge: u32,
+    /// Limit (0: disarmed).
+    pub(crate) limit: u32,
+}
+
+impl Srq {
+    /// A kernel or user SRQ of `attr.max_wr` entries; returns the granted attributes.
+    pub(crate) fn new(dev: &Device, ib: IbSrqRef, pd: u32, attr: SrqAttr) -> Result<(Arc<Self>, SrqAttr)> {
+        if attr.max_wr == 0 || attr.max_wr > MAX_WR || attr.max_sge as usize > MAX_SGE {
+            return Err(EINVAL);
+        }
+        if attr.limit > attr.max_wr {
+            return Err(EINVAL);
+        }
+        if !dev.get_srq() {
+            return Err(ENOMEM);
+        }
+        let made = RecvRing::new(attr.max_wr).and_then(|ring| {
+            Arc::pin_init(
+                pin_init!(Self {
+                    ib,
+                    pd,
+                    max_sge: attr.max_sge.max(1),
+                    inner <- crate::new_irq_spinlock!(Inner { ring, limit: attr.limit }, "rsiw_srq"),
+                }),
+                GFP_KERNEL,
+            )
+        });
+        match made {
+            Ok(srq) => {
+                let granted = SrqAttr { max_sge: srq.max_sge, ..attr };
+                Ok((srq, granted))
+            }
+            Err(e) => {
+                dev.put_srq();
+                Err(e)
+            }
+        }
+    }
+
+    /// Releases the device slot (destroy_srq).
+    pub(crate) fn destroy(&self, dev: &Device) {
+        dev.put_srq();
+    }
+
+    /// The SRQ's protection domain number.
+    pub(crate) fn pd(&self) -> u32 {
+        self.pd
+    }
+
+    /// Posts a receive buffer (`post_srq_recv`, any context).
+    pub(crate) fn post(&self, wqe: RecvWqe) -> Result {
+        if u32::from(wqe.num_sge) > self.max_sge {
+            return Err(EINVAL);
+        }
+        self.inner.lock().ring.push(wqe)
+    }
+
+    /// Takes the next buffer for an arriving Send; raises
+    /// `IB_EVENT_SRQ_LIMIT_REACHED` (once per arming) when fewer than the
+    /// limit remain.
+    pub(crate) fn take(&self) -> Option<RecvWqe> {
+        let (wqe, fire) = {
+            let mut inner = self.inner.lock();
+            let wqe = inner.ring.pop();
+            let fire = inner.limit != 0 && (inner.ring.len() as u64) < u64::from(inner.limit);
+            if fire {
+                inner.limit = 0;
+            }
+            (wqe, fire)
+        };
+        if fire {
+            self.ib.limit_reached();
+        }
+        wqe
+    }
+
+    /// `modify_srq`: arms the limit (`IB_SRQ_LIMIT`); resizing is refused.
+    pub(crate) fn modify(&self, max_wr: Option<u32>, limit: Option<u32>) -> Result {
+        let mut inner = self.inner.lock();
+        if let Some(n) = max_wr {
+            if n != inner.ring.size() {
+                return Err(eopnotsupp());
+            }
+        }
+        if let Some(l) = limit {
+            if l > inner.ring.size() {
+                return Err(EINVAL);
+            }
+            inner.limit = l;
+        }
+        Ok(())
+    }
+
+    /// `query_srq`.
+    pub(crate) fn query(&self) -> SrqAttr {
+        let inner = self.inner.lock();
+        SrqAttr { max_wr: inner.ring.size(), max_sge: self.max_sge, limit: inner.limit }
+    }
+}
