@@ -24,6 +24,9 @@ mod slots;
 // Engine-facing API: used once rust/engine/ lands.
 #[allow(dead_code)]
 mod srq;
+// User rings: used once the verbs objects take udata.
+#[allow(dead_code)]
+mod uqueue;
 mod verbs;
 
 /// The user ABI shared with the rdma-core provider.

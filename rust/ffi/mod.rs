@@ -6,10 +6,13 @@ pub(crate) mod attr;
 pub(crate) mod bindings;
 mod callbacks;
 mod callbacks_obj;
+mod callbacks_uq;
 #[allow(dead_code)] // engine-facing API
 pub(crate) mod cq;
 pub(crate) mod ib;
 pub(crate) mod lock;
+#[allow(dead_code)] // user queues, wired by the verbs objects
+pub(crate) mod mmap;
 #[allow(dead_code)] // engine-facing API
 pub(crate) mod mr;
 pub(crate) mod netdev;

@@ -126,6 +126,7 @@ struct ib_device *rsiw_shim_alloc_device(const struct rsiw_dev_init *init,
 	memcpy(base->node_desc, init->node_desc, sizeof(base->node_desc));
 	ib_set_device_ops(base, &rsiw_device_ops);
 	ib_set_device_ops(base, &rsiw_obj_ops);
+	rsiw_shim_uq_setup_device(base);
 	return base;
 }
 

@@ -37,6 +37,11 @@ impl<'a> Udata<'a> {
         })
     }
 
+    /// The raw `ib_udata`, for shim calls that find the ucontext through it.
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_udata {
+        self.ptr.as_ptr()
+    }
+
     /// Bytes of driver input the user passed.
     pub(crate) fn inlen(&self) -> usize {
         // SAFETY: valid per the type invariant.

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rsiw user queues: ring memory shared with the provider through mmap, and the
+ * SQ doorbell as a driver-specific uverbs method on UVERBS_OBJECT_QP.
+ */
+#ifndef RSIW_SHIM_UQ_H
+#define RSIW_SHIM_UQ_H
+
+#include <rdma/ib_verbs.h>
+
+/*
+ * The doorbell's ids in the driver namespace; the Rust side asserts at build
+ * time that they equal rsiw_abi's METHOD_QP_DOORBELL / ATTR_DOORBELL_QP_HANDLE.
+ */
+enum rsiw_uq_ids {
+	RSIW_METHOD_QP_DOORBELL = (1U << 12),
+	RSIW_ATTR_DOORBELL_QP_HANDLE = (1U << 12),
+};
+
+/* A ring mapping: vmalloc_user memory owned by its rdma_user_mmap_entry. */
+struct rsiw_uq_mmap {
+	struct rdma_user_mmap_entry rdma;
+	void *vaddr;
+	size_t len;
+};
+
+struct ib_ucontext *rsiw_shim_uq_ucontext(struct ib_udata *udata);
+struct rsiw_uq_mmap *rsiw_shim_uq_mmap_new(struct ib_ucontext *uctx, size_t len,
+				      u64 *key, int *err);
+void rsiw_shim_uq_mmap_remove(struct rsiw_uq_mmap *m);
+void rsiw_shim_uq_setup_device(struct ib_device *ibdev);
+
+/* Implemented in Rust (rust/ffi/callbacks_uq.rs). */
+int rsiw_rust_qp_doorbell(struct ib_qp *qp);
+
+#endif

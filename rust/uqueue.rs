@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! User queues: the kernel side of the SQ, RQ/SRQ and CQ rings shared with the
+//! provider (layout and protocol in the user ABI, `rust/abi`), turning ring
+//! elements into the verbs objects' work requests and completions into CQEs.
+//!
+//! Userspace may rewrite its rings at any time. The kernel therefore copies an
+//! element out once and validates the copy, keeps the index it owns in its own
+//! memory (never reading it back from the ring), masks every index, and treats a
+//! producer index that claims more than a ring's worth of elements as a broken
+//! queue. Nothing a user writes can make these functions panic.
+//!
+//! Locking: the types here have no lock of their own. The owning CQ/QP/SRQ
+//! calls them under its queue lock (the `&mut self` methods need it); the
+//! header words are atomics shared with userspace.
+
+use crate::{
+    abi::{cmd, cqe as acqe, ring, wqe as awqe},
+    cq::{Cqe, WcFlags, WcOpcode, WcStatus},
+    ffi::{mmap::RingMem, udata::Udata},
+    qp::{Qp, QpState, SendOp, SendWqe, MAX_INLINE},
+    srq::{RecvWqe, Sge, MAX_SGE},
+};
+use core::sync::atomic::{fence, Ordering};
+use kernel::prelude::*;
+
+/// One ring: its mapping and its element count (a power of two).
+struct Ring {
+    mem: RingMem,
+    entries: u32,
+}
+
+impl Ring {
+    /// A zeroed ring of at least `requested` elements (at most `max`).
+    fn new(udata: &Udata<'_>, requested: u32, max: u32, elem: usize) -> Result<Self> {
+        let entries = ring::ring_entries(requested, max).ok_or(EINVAL)?;
+        let bytes = ring::ring_bytes(entries, elem).ok_or(EINVAL)?;
+        Ok(Self {
+            mem: RingMem::new(udata, bytes)?,
+            entries,
+        })
+    }
+
+    fn offset(&self, index: u32, elem: usize) -> usize {
+        ring::slot_offset(index, self.entries, elem)
+    }
+
+    /// The user's producer index, if it is at most a ring ahead of `consumer`
+    /// (the kernel's own consumer index); `EINVAL` for a corrupt one.
+    fn produced(&self, consumer: u32) -> Result<u32> {
+        // Acquire: the elements before the index are visible once we see it.
+        let p = self.mem.producer().load(Ordering::Acquire);
+        ring::ring_used(p, consumer, self.entries).ok_or(EINVAL)?;
+        Ok(p)
+    }
+
+    /// Hands slots up to `consumer` back to the producer.
+    fn release(&self, consumer: u32) {
+        self.mem.consumer().store(consumer, Ordering::Release);
+    }
+}
+
+/// A ring element the kernel refused; the owner completes `wr_id` with
+/// `status` (the QP then goes to ERROR, as for any failed WQE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BadWqe {
+    /// The element's work request id, as userspace wrote it.
+    pub(crate) wr_id: u64,
+    /// The completion status to report.
+    pub(crate) status: WcStatus,
+}
+
+/// SGEs of a ring element, `None` if it claims more than `max`.
+fn sges(num: u8, max: u32, get: impl Fn(usize) -> Option<awqe::Sge>) -> Option<[Sge; MAX_SGE]> {
+    if u32::from(num) > max || usize::from(num) > MAX_SGE {
+        return None;
+    }
+    let mut out = [Sge::default(); MAX_SGE];
+    for (i, o) in out.iter_mut().enumerate().take(usize::from(num)) {
+        let s = get(i)?;
+        *o = Sge {
+            addr: s.addr,
+            len: s.length,
+            lkey: s.lkey,
+        };
+    }
+    Some(out)
+}
+
+/// The verbs operation of an SQE opcode; `None` for what users cannot post.
+fn send_op(op: awqe::SqOpcode) -> Option<SendOp> {
+    use awqe::SqOpcode as O;
+    Some(match op {
+        O::Send => SendOp::Send,
+        O::SendInv => SendOp::SendInv,
+        O::Write => SendOp::Write,
+        O::WriteImm => SendOp::WriteImm,
+        O::Read => SendOp::Read,
+        O::ReadInv => SendOp::ReadInv,
+        O::LocalInv => SendOp::LocalInv,
+        O::CmpSwap => SendOp::CmpSwap,
+        O::FetchAdd => SendOp::FetchAdd,
+        O::MaskedCmpSwap => SendOp::MaskedCmpSwap,
+        O::MaskedFetchAdd => SendOp::MaskedFetchAdd,
+        // No RFC encoding for a Send with Immediate Data.
+        O::SendImm => return None,
+    })
+}
+
+/// Validates a copied SQE and turns it into a work request.
+fn send_wqe(sqe: &awqe::Sqe, max_sge: u32, max_inline: u32) -> Result<SendWqe, BadWqe> {
+    let bad = |status| BadWqe { wr_id: sqe.wr_id, status };
+    let op = sqe.opcode().and_then(send_op).ok_or(bad(WcStatus::LocQpOpErr))?;
+    if sqe.flags & !awqe::SQE_FLAGS_ALL != 0 {
+        return Err(bad(WcStatus::LocQpOpErr));
+    }
+    let inline = sqe.flags & awqe::SQE_INLINE != 0;
+    let mut w = SendWqe {
+        wr_id: sqe.wr_id,
+        op,
+        signaled: sqe.flags & awqe::SQE_SIGNALED != 0,
+        solicited: sqe.flags & awqe::SQE_SOLICITED != 0,
+        fence: sqe.flags & awqe::SQE_FENCE != 0,
+        inline,
+        remote_addr: sqe.remote_addr,
+        rkey: sqe.rkey,
+        inv_rkey: sqe.inv_rkey,
+        imm: sqe.imm,
+        atomic: sqe.atomic,
+        ..SendWqe::default()
+    };
+    if inline {
+        // Only operations that carry local data can carry it inline.
+        if !matches!(op, SendOp::Send | SendOp::SendInv | SendOp::Write | SendOp::WriteImm) {
+            return Err(bad(WcStatus::LocQpOpErr));
+        }
+        if sqe.inline_len > max_inline {
+            return Err(bad(WcStatus::LocLenErr));
+        }
+        let data = sqe.inline_data().ok_or(bad(WcStatus::LocLenErr))?;
+        w.inline_data
+            .get_mut(..data.len())
+            .ok_or(bad(WcStatus::LocLenErr))?
+            .copy_from_slice(data);
+        w.inline_len = sqe.inline_len;
+        return Ok(w);
+    }
+    w.sge = sges(sqe.num_sge, max_sge, |i| sqe.sge(i)).ok_or(bad(WcStatus::LocQpOpErr))?;
+    w.num_sge = sqe.num_sge;
+    // RFC 7306 §5.2.1: an Atomic returns one 64-bit original value, into one buffer.
+    let atomic = matches!(
+        op,
+        SendOp::CmpSwap | SendOp::FetchAdd | SendOp::MaskedCmpSwap | SendOp::MaskedFetchAdd
+    );
+    if atomic && (w.num_sge != 1 || w.sge[0].len != 8) {
+        return Err(bad(WcStatus::LocQpOpErr));
+    }
+    Ok(w)
+}
+
+/// Validates a copied RQE and turns it into a receive work request.
+fn recv_wqe(rqe: &awqe::Rqe, max_sge: u32) -> Result<RecvWqe, BadWqe> {
+    let sge = sges(rqe.num_sge, max_sge, |i| rqe.sge(i)).ok_or(BadWqe {
+        wr_id: rqe.wr_id,
+        status: WcStatus::LocQpOpErr,
+    })?;
+    Ok(RecvWqe {
+        wr_id: rqe.wr_id,
+        sge,
+        num_sge: rqe.num_sge,
+    })
+}
+
+/// A user send queue (ring of [`awqe::Sqe`]).
+///
+/// The QP keeps the indices it owns: `head` (oldest slot still in use; what
+/// [`UserSq::release`] publishes) and `next` (next SQE to fetch).
+pub(crate) struct UserSq {
+    ring: Ring,
+    max_sge: u32,
+    max_inline: u32,
+}
+
+impl UserSq {
+    /// A ring of at least `requested` SQEs (at most `max`). Process context.
+    /// Starts idle, so the provider rings the doorbell for the first post.
+    pub(crate) fn new(udata: &Udata<'_>, requested: u32, max: u32, max_sge: u32) -> Result<Self> {
+        let ring = Ring::new(udata, requested, max, awqe::SQE_SIZE)?;
+        ring.mem.flags().store(ring::SQ_IDLE, Ordering::Release);
+        Ok(Self {
+            ring,
+            max_sge,
+            max_inline: MAX_INLINE as u32,
+        })
+    }
+
+    /// Ring size in SQEs (the QP's `max_send_wr`).
+    pub(crate) fn entries(&self) -> u32 {
+        self.ring.entries
+    }
+
+    /// The user's producer index: SQEs up to it (exclusive) are posted.
+    /// `EINVAL` if it claims more than a ring beyond `head`: the QP is broken.
+    pub(crate) fn produced(&self, head: u32) -> Result<u32> {
+        self.ring.produced(head)
+    }
+
+    /// The SQE at free-running index `index`, copied and validated.
+    pub(crate) fn fetch(&self, index: u32) -> Result<SendWqe, BadWqe> {
+        let off = self.ring.offset(index, awqe::SQE_SIZE);
+        let sqe: awqe::Sqe = self.ring.mem.read(off).ok_or(BadWqe {
+            wr_id: 0,
+            status: WcStatus::GeneralErr,
+        })?;
+        send_wqe(&sqe, self.max_sge, self.max_inline)
+    }
+
+    /// Slots before `head` are free for the provider again.
+    pub(crate) fn release(&self, head: u32) {
+        self.ring.release(head)
+    }
+
+    /// The TX side found no SQE at `next`: mark the SQ idle so the provider
+    /// rings the doorbell for the next post. Returns `false` (and stays busy)
+    /// if an SQE was posted meanwhile: the caller must fetch it.
+    pub(crate) fn park(&self, next: u32) -> bool {
+        let flags = self.ring.mem.flags();
+        flags.fetch_or(ring::SQ_IDLE, Ordering::SeqCst);
+        // Pairs with the provider's fence between its producer store and its
+        // flags load: either it sees SQ_IDLE or we see its producer.
+        fence(Ordering::SeqCst);
+        if self.ring.mem.producer().load(Ordering::Acquire) == next {
+            return true;
+        }
+        flags.fetch_and(!ring::SQ_IDLE, Ordering::Relaxed);
+        false
+    }
+
+    /// The TX side is working on the SQ: posts need no doorbell.
+    pub(crate) fn unpark(&self) {
+        let flags = self.ring.mem.flags();
+        if flags.load(Ordering::Relaxed) & ring::SQ_IDLE != 0 {
+            flags.fetch_and(!ring::SQ_IDLE, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A user receive queue (ring of [`awqe::Rqe`]), a QP's RQ or an SRQ.
+///
+/// The owner keeps `head`, the next RQE to take; taking one releases its slot
+/// (the RQE is copied out whole).
+pub(crate) struct UserRq {
+    ring: Ring,
+    max_sge: u32,
+}
+
+impl UserRq {
+    /// A ring of at least `requested` RQEs (at most `max`). Process context.
+    pub(crate) fn new(udata: &Udata<'_>, requested: u32, max: u32, max_sge: u32) -> Result<Self> {
+        Ok(Self {
+            ring: Ring::new(udata, requested, max, awqe::RQE_SIZE)?,
+            max_sge,
+        })
+    }
+
+    /// Ring size in RQEs.
+    pub(crate) fn entries(&self) -> u32 {
+        self.ring.entries
+    }
+
+    /// Posted RQEs not yet taken (for the SRQ limit), `EINVAL` if corrupt.
+    pub(crate) fn pending(&self, head: u32) -> Result<u32> {
+        let p = self.ring.produced(head)?;
+        Ok(p.wrapping_sub(head))
+    }
+
+    /// Takes the RQE at `*head` if one is posted: copies it, releases its
+    /// slot and advances `*head`. `Ok(None)` when the ring is empty; an
+    /// invalid RQE is consumed too and returned as the error.
+    pub(crate) fn take(&self, head: &mut u32) -> Result<Option<RecvWqe>, BadWqe> {
+        let broken = BadWqe {
+            wr_id: 0,
+            status: WcStatus::GeneralErr,
+        };
+        let p = self.ring.produced(*head).map_err(|_| broken)?;
+        if p == *head {
+            return Ok(None);
+        }
+        let off = self.ring.offset(*head, awqe::RQE_SIZE);
+        let rqe: Option<awqe::Rqe> = self.ring.mem.read(off);
+        *head = head.wrapping_add(1);
+        self.ring.release(*head);
+        recv_wqe(&rqe.ok_or(broken)?, self.max_sge).map(Some)
+    }
+}
+
+/// The ABI opcode of a completion.
+fn cq_opcode(op: WcOpcode) -> acqe::CqOpcode {
+    use acqe::CqOpcode as O;
+    match op {
+        WcOpcode::Send => O::Send,
+        WcOpcode::RdmaWrite => O::Write,
+        WcOpcode::RdmaRead => O::Read,
+        WcOpcode::CompSwap => O::CmpSwap,
+        WcOpcode::FetchAdd => O::FetchAdd,
+        WcOpcode::MaskedCompSwap => O::MaskedCmpSwap,
+        WcOpcode::MaskedFetchAdd => O::MaskedFetchAdd,
+        // Users cannot post fast registrations; report it as the local op it is.
+        WcOpcode::LocalInv | WcOpcode::RegMr => O::LocalInv,
+        WcOpcode::Recv => O::Recv,
+        WcOpcode::RecvRdmaWithImm => O::RecvWriteImm,
+    }
+}
+
+/// The ABI status of a completion.
+fn cq_status(s: WcStatus) -> acqe::CqStatus {
+    use acqe::CqStatus as S;
+    match s {
+        WcStatus::Success => S::Success,
+        WcStatus::LocLenErr => S::LocLenErr,
+        WcStatus::LocQpOpErr => S::LocQpOpErr,
+        WcStatus::LocProtErr => S::LocProtErr,
+        WcStatus::WrFlushErr => S::WrFlushErr,
+        WcStatus::MwBindErr => S::MwBindErr,
+        WcStatus::BadRespErr => S::BadRespErr,
+        WcStatus::LocAccessErr => S::LocAccessErr,
+        WcStatus::RemInvReqErr => S::RemInvReqErr,
+        WcStatus::RemAccessErr => S::RemAccessErr,
+        WcStatus::RemOpErr => S::RemOpErr,
+        WcStatus::FatalErr => S::FatalErr,
+        WcStatus::GeneralErr => S::GeneralErr,
+    }
+}
+
+/// The ABI form of a completion.
+fn abi_cqe(c: &Cqe) -> acqe::Cqe {
+    let mut flags = 0;
+    if c.flags.0 & WcFlags::WITH_IMM.0 != 0 {
+        flags |= acqe::CQE_WITH_IMM;
+    }
+    if c.flags.0 & WcFlags::WITH_INV.0 != 0 {
+        flags |= acqe::CQE_WITH_INV;
+    }
+    if c.solicited {
+        flags |= acqe::CQE_SOLICITED;
+    }
+    acqe::Cqe {
+        wr_id: c.wr_id,
+        opcode: cq_opcode(c.opcode) as u8,
+        status: cq_status(c.status) as u8,
+        flags,
+        reserved0: 0,
+        byte_len: c.byte_len,
+        ex: c.ex,
+        qp_num: c.qp_num,
+        reserved1: 0,
+    }
+}
+
+/// Retries of the arm-bit update before firing anyway: userspace flipping the
+/// flags word must not keep the kernel (maybe in softirq) looping.
+const ARM_RETRIES: u32 = 8;
+
+/// A user completion queue (ring of [`acqe::Cqe`]); the kernel is the producer.
+pub(crate) struct UserCq {
+    ring: Ring,
+    /// The kernel's producer index (never read back from the ring).
+    tail: u32,
+}
+
+impl UserCq {
+    /// A ring of at least `requested` CQEs (at most `max`). Process context.
+    pub(crate) fn new(udata: &Udata<'_>, requested: u32, max: u32) -> Result<Self> {
+        Ok(Self {
+            ring: Ring::new(udata, requested, max, acqe::CQE_SIZE)?,
+            tail: 0,
+        })
+    }
+
+    /// Ring size in CQEs (the CQ's `cqe`).
+    pub(crate) fn entries(&self) -> u32 {
+        self.ring.entries
+    }
+
+    /// Adds a completion. `Ok(true)` if the CQ was armed for it: the caller
+    /// raises the completion event (after dropping its lock). `ENOSPC` if the
+    /// ring is full: the CQE is lost, [`ring::CQ_OVERFLOW`] is set and the
+    /// caller reports `IB_EVENT_CQ_ERR`.
+    pub(crate) fn push(&mut self, cqe: &Cqe) -> Result<bool> {
+        let mem = &self.ring.mem;
+        let head = mem.consumer().load(Ordering::Acquire);
+        // A consumer index the kernel never produced counts as full too.
+        let full = ring::ring_used(self.tail, head, self.ring.entries).map_or(true, |n| n >= self.ring.entries);
+        if full {
+            mem.flags().fetch_or(ring::CQ_OVERFLOW, Ordering::Relaxed);
+            return Err(ENOSPC);
+        }
+        let off = self.ring.offset(self.tail, acqe::CQE_SIZE);
+        if !mem.write(off, &abi_cqe(cqe)) {
+            return Err(EINVAL);
+        }
+        self.tail = self.tail.wrapping_add(1);
+        mem.producer().store(self.tail, Ordering::Release);
+        // Pairs with the provider arming (a full barrier) then polling again:
+        // either it sees this CQE or we see its arm bits.
+        fence(Ordering::SeqCst);
+        Ok(self.take_arm(cqe.solicited || cqe.status != WcStatus::Success))
+    }
+
+    /// Clears the arm bits if they ask for an event on this completion.
+    fn take_arm(&self, solicited: bool) -> bool {
+        let flags = self.ring.mem.flags();
+        let arm = ring::CQ_ARM_NEXT | ring::CQ_ARM_SOLICITED;
+        let mut cur = flags.load(Ordering::Relaxed);
+        for _ in 0..ARM_RETRIES {
+            // RFC 5040 §5.3: a solicited arm fires on solicited (or failed) completions only.
+            let fire = cur & ring::CQ_ARM_NEXT != 0 || (cur & ring::CQ_ARM_SOLICITED != 0 && solicited);
+            if !fire {
+                return false;
+            }
+            match flags.compare_exchange(cur, cur & !arm, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+        flags.fetch_and(!arm, Ordering::AcqRel);
+        true
+    }
+}
+
+/// The create-CQ response for `cq`.
+pub(crate) fn cq_resp(cq: &UserCq, cq_id: u32) -> cmd::CreateCqResp {
+    cmd::CreateCqResp {
+        cq_id,
+        num_cqe: cq.ring.entries,
+        cq_key: cq.ring.mem.key(),
+        cq_len: cq.ring.mem.len() as u64,
+    }
+}
+
+/// The create-QP response for a QP with `sq` and, unless it uses an SRQ, `rq`.
+pub(crate) fn qp_resp(qp_num: u32, sq: &UserSq, rq: Option<&UserRq>) -> cmd::CreateQpResp {
+    cmd::CreateQpResp {
+        qp_num,
+        num_sqe: sq.ring.entries,
+        num_rqe: rq.map_or(0, |r| r.ring.entries),
+        max_inline: sq.max_inline,
+        sq_key: sq.ring.mem.key(),
+        sq_len: sq.ring.mem.len() as u64,
+        rq_key: rq.map_or(0, |r| r.ring.mem.key()),
+        rq_len: rq.map_or(0, |r| r.ring.mem.len() as u64),
+    }
+}
+
+/// The create-SRQ response for `srq`.
+pub(crate) fn srq_resp(srq: &UserRq) -> cmd::CreateSrqResp {
+    cmd::CreateSrqResp {
+        num_rqe: srq.ring.entries,
+        reserved: 0,
+        srq_key: srq.ring.mem.key(),
+        srq_len: srq.ring.mem.len() as u64,
+    }
+}
+
+/// The provider's SQ doorbell: new SQEs on `qp`'s ring. RTS: the engine's TX
+/// looks at the ring; ERROR: the new SQEs are flushed; before RTS they wait in
+/// the ring for the connection. Any context of a uverbs ioctl (may sleep, but
+/// nothing here does).
+pub(crate) fn doorbell(qp: &Qp) -> Result {
+    match qp.state() {
+        QpState::Rts | QpState::Sqd => {
+            if let Some(c) = qp.conn() {
+                c.kick();
+            }
+        }
+        QpState::Error => qp.set_error(),
+        _ => {}
+    }
+    Ok(())
+}
