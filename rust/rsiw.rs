@@ -5,6 +5,7 @@
 // Engine-facing API: used once rust/engine/ lands.
 #[allow(dead_code)]
 mod cq;
+mod cm;
 mod device;
 mod driver;
 // Until rust/engine/ lands: delete this line and the file when it does.
@@ -16,6 +17,7 @@ mod link;
 #[allow(dead_code)]
 mod mem;
 mod netdev_events;
+mod stream;
 // Engine-facing API: used once rust/engine/ lands.
 #[allow(dead_code)]
 mod qp;

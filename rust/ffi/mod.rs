@@ -5,11 +5,13 @@
 pub(crate) mod attr;
 pub(crate) mod bindings;
 mod callbacks;
+mod callbacks_cm;
 mod callbacks_obj;
 mod callbacks_uq;
 #[allow(dead_code)] // engine-facing API
 pub(crate) mod cq;
 pub(crate) mod ib;
+pub(crate) mod iwcm;
 pub(crate) mod lock;
 #[allow(dead_code)] // user queues, wired by the verbs objects
 pub(crate) mod mmap;
@@ -21,6 +23,7 @@ pub(crate) mod obj;
 pub(crate) mod qp;
 pub(crate) mod registration;
 pub(crate) mod registry;
+pub(crate) mod sock;
 #[allow(dead_code)] // engine-facing API
 pub(crate) mod srq;
 pub(crate) mod udata;

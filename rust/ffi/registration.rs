@@ -49,6 +49,9 @@ impl Drop for Registration {
         // SAFETY: registered in `new`; waits for a running newlink.
         unsafe { bindings::rsiw_shim_exit() };
         self.registry.unregister_all();
+        // SAFETY: created by `rsiw_shim_init`; with every device gone no CM
+        // op can queue work any more, and this drains what is queued.
+        unsafe { bindings::rsiw_shim_cm_exit() };
         // SAFETY: no callback can run any more (see the type invariant).
         drop(unsafe { Arc::<Registry>::from_foreign(self.ctx) });
     }

@@ -52,6 +52,14 @@ static struct ib_device_ops rsiw_device_ops = {
 	.dealloc_ucontext = rsiw_rust_dealloc_ucontext,
 	.get_dev_fw_str = rsiw_get_dev_fw_str,
 	.get_port_immutable = rsiw_rust_get_port_immutable,
+	.iw_accept = rsiw_rust_iw_accept,
+	.iw_add_ref = rsiw_rust_iw_add_ref,
+	.iw_connect = rsiw_rust_iw_connect,
+	.iw_create_listen = rsiw_rust_iw_create_listen,
+	.iw_destroy_listen = rsiw_rust_iw_destroy_listen,
+	.iw_get_qp = rsiw_rust_iw_get_qp,
+	.iw_reject = rsiw_rust_iw_reject,
+	.iw_rem_ref = rsiw_rust_iw_rem_ref,
 	.query_device = rsiw_rust_query_device,
 	.query_gid = rsiw_rust_query_gid,
 	.query_pkey = rsiw_rust_query_pkey,
@@ -76,9 +84,15 @@ int rsiw_shim_init(const void *ctx, u32 uverbs_abi_ver)
 
 	rsiw_ctx = ctx;
 	rsiw_device_ops.uverbs_abi_ver = uverbs_abi_ver;
-	rv = register_netdevice_notifier(&rsiw_netdev_nb);
+	/* Destroyed by rsiw_shim_cm_exit() after the last device is gone. */
+	rv = rsiw_shim_cm_init();
 	if (rv)
 		return rv;
+	rv = register_netdevice_notifier(&rsiw_netdev_nb);
+	if (rv) {
+		rsiw_shim_cm_exit();
+		return rv;
+	}
 	rdma_link_register(&rsiw_link_ops);
 	return 0;
 }
@@ -123,6 +137,8 @@ struct ib_device *rsiw_shim_alloc_device(const struct rsiw_dev_init *init,
 	base->node_guid = init->node_guid;
 	base->phys_port_cnt = 1;
 	base->num_comp_vectors = init->num_comp_vectors;
+	/* The CM binds the mapped addresses iw_cm gives it; no port mapper. */
+	base->iw_driver_flags = IW_F_NO_PORT_MAP;
 	memcpy(base->node_desc, init->node_desc, sizeof(base->node_desc));
 	ib_set_device_ops(base, &rsiw_device_ops);
 	ib_set_device_ops(base, &rsiw_obj_ops);

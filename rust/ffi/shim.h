@@ -16,6 +16,7 @@
 #include <rdma/iw_cm.h>
 #include <rdma/rdma_netlink.h>
 #include "shim_obj.h"
+#include "shim_cm.h"
 #include "shim_uq.h"
 
 /* The ib_device container; the core allocates it with ib_alloc_device(). */

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! The iWARP connection manager: the iw_cm verbs (listen, connect, accept,
+//! reject) over kernel TCP sockets with the MPA exchange of RFC 5044 §7.1 and
+//! RFC 6581.
+
+mod endpoint;
+mod mpa_io;
+mod qp_link;
+
+pub(crate) use endpoint::Endpoint;
+
+use crate::{
+    device::Device,
+    ffi::{
+        iwcm::{CmId, CmIdRef, ConnParam, EventData},
+        sock::{cm_queue, errno, ListenWatch, Socket},
+    },
+};
+use kernel::{
+    impl_has_work, new_mutex, new_work,
+    prelude::*,
+    sync::{Arc, Mutex},
+    workqueue::{Work, WorkItem},
+};
+
+/// The fields [`Listener::inner`] protects; all `None` once stopped.
+struct ListenInner {
+    sock: Option<Socket>,
+    watch: Option<ListenWatch>,
+    cm_id: Option<CmId>,
+}
+
+/// A listening cm_id: its TCP listener and the work item that accepts.
+#[pin_data]
+pub(crate) struct Listener {
+    #[pin]
+    work: Work<Listener>,
+    /// Process context only (the accept work, connection requests, stop).
+    #[pin]
+    inner: Mutex<ListenInner>,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for Listener { self.work }
+}
+
+impl WorkItem for Listener {
+    type Pointer = Arc<Listener>;
+
+    fn run(this: Arc<Listener>) {
+        loop {
+            let next = {
+                let inner = this.inner.lock();
+                match (&inner.sock, &inner.watch) {
+                    (Some(sock), Some(watch)) => sock.accept(watch),
+                    _ => return,
+                }
+            };
+            match next {
+                Ok(Some(sock)) => {
+                    // On failure the connection is simply closed (dropped).
+                    let _ = Endpoint::start_responder(sock, this.clone());
+                }
+                Ok(None) => return,
+                Err(e) => {
+                    pr_warn!("accept failed: {:?}\n", e);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl Listener {
+    /// A connection is waiting (softirq): accept it in process context.
+    pub(crate) fn ready(self: Arc<Self>) {
+        let _ = cm_queue().enqueue(self);
+    }
+
+    /// Reports a connection request unless the listener stopped.
+    fn connect_request(&self, ep: Arc<Endpoint>, sock: &Socket, data: &EventData<'_>) -> Result {
+        let inner = self.inner.lock();
+        match &inner.cm_id {
+            Some(id) => id.connect_request(ep, sock, data),
+            None => Err(errno::connrefused()),
+        }
+    }
+
+    /// Stops accepting: restores the socket's callbacks, closes it (and the
+    /// connections not yet accepted) and drops the cm_id reference.
+    fn stop(&self) {
+        let (sock, watch, id) = {
+            let mut inner = self.inner.lock();
+            (inner.sock.take(), inner.watch.take(), inner.cm_id.take())
+        };
+        if let (Some(sock), Some(watch)) = (&sock, watch) {
+            let _ = sock.unwatch_listen(watch);
+        }
+        drop(sock);
+        drop(id);
+    }
+}
+
+/// `iw_create_listen`: a TCP listener on the cm_id's (mapped) local address.
+pub(crate) fn create_listen(id: &CmIdRef<'_>, backlog: i32) -> Result {
+    let sock = Socket::listen(id, backlog)?;
+    let l = Arc::pin_init(
+        pin_init!(Listener {
+            work <- new_work!("rsiw_cm_listener"),
+            inner <- new_mutex!(
+                ListenInner {
+                    sock: None,
+                    watch: None,
+                    cm_id: Some(id.get()),
+                },
+                "rsiw_cm_listener"
+            ),
+        }),
+        GFP_KERNEL,
+    )?;
+    let watch = sock.watch_listen(l.clone());
+    {
+        let mut inner = l.inner.lock();
+        inner.sock = Some(sock);
+        inner.watch = Some(watch);
+    }
+    id.set_listener(l.clone());
+    // Connections that completed before the watch was installed.
+    l.ready();
+    Ok(())
+}
+
+/// `iw_destroy_listen`.
+pub(crate) fn destroy_listen(l: Option<Arc<Listener>>) -> Result {
+    if let Some(l) = l {
+        l.stop();
+    }
+    Ok(())
+}
+
+/// `iw_connect`.
+pub(crate) fn connect(dev: &Device, id: &CmIdRef<'_>, param: &ConnParam<'_>) -> Result {
+    Endpoint::start_connect(dev, id, param)
+}
+
+/// `iw_accept` on the cm_id the iw_cm created for our connection request.
+pub(crate) fn accept(dev: &Device, id: &CmIdRef<'_>, ep: Option<Arc<Endpoint>>, param: &ConnParam<'_>) -> Result {
+    ep.ok_or(EINVAL)?.accept(dev, id, param)
+}
+
+/// `iw_reject`.
+pub(crate) fn reject(ep: Option<Arc<Endpoint>>, private_data: &[u8]) -> Result {
+    ep.ok_or(EINVAL)?.reject(private_data)
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rsiw connection shim interface (included by shim.h, so it is also bindgen
+ * input): kernel TCP sockets for the MPA exchange and the FPDU stream, the
+ * socket callbacks that feed the Rust side, and iw_cm event delivery.
+ */
+#ifndef RSIW_SHIM_CM_H
+#define RSIW_SHIM_CM_H
+
+#include <linux/net.h>
+#include <linux/socket.h>
+#include <net/sock.h>
+#include <rdma/iw_cm.h>
+
+/* One buffer of a gathered send. */
+struct rsiw_buf {
+	const void *ptr;
+	size_t len;
+};
+
+/* The socket callbacks a watch replaced, restored by unwatch. */
+struct rsiw_sk_saved {
+	void (*data_ready)(struct sock *sk);
+	void (*write_space)(struct sock *sk);
+	void (*state_change)(struct sock *sk);
+};
+
+/* The CM's module parameters. */
+struct rsiw_cm_params {
+	bool crc;
+	bool peer_to_peer;
+	unsigned int timeout_ms;
+};
+
+/* The most buffers one rsiw_shim_sock_send() takes. */
+#define RSIW_SEND_MAX_BUFS 8
+
+/* --- CM work queue (rust/ffi/sock.rs) --- */
+int rsiw_shim_cm_init(void);
+void rsiw_shim_cm_exit(void);
+struct workqueue_struct *rsiw_shim_cm_wq(void);
+void rsiw_shim_cm_params(struct rsiw_cm_params *p);
+
+/* --- sockets (rust/ffi/sock.rs) --- */
+int rsiw_shim_sock_listen(struct iw_cm_id *id, int backlog,
+			  struct socket **out);
+int rsiw_shim_sock_accept(struct socket *lsock,
+			  const struct rsiw_sk_saved *saved,
+			  struct socket **out);
+int rsiw_shim_sock_connect(struct iw_cm_id *id, unsigned int timeout_ms,
+			   struct socket **out);
+void rsiw_shim_sock_set_timeout(struct socket *s, unsigned int ms);
+int rsiw_shim_sock_send(struct socket *s, const struct rsiw_buf *bufs,
+			size_t n, bool more, bool block);
+int rsiw_shim_sock_recv(struct socket *s, void *buf, size_t len);
+void rsiw_shim_sock_shutdown(struct socket *s, bool abortive);
+void rsiw_shim_sock_release(struct socket *s);
+u32 rsiw_shim_sock_mss(struct socket *s);
+int rsiw_shim_sock_names(struct socket *s, struct sockaddr_storage *local,
+			 struct sockaddr_storage *peer);
+void rsiw_shim_sock_watch_listen(struct socket *s, const void *ctx,
+				 struct rsiw_sk_saved *saved);
+void rsiw_shim_sock_watch_stream(struct socket *s, const void *ctx,
+				 struct rsiw_sk_saved *saved);
+void rsiw_shim_sock_unwatch(struct socket *s,
+			    const struct rsiw_sk_saved *saved);
+void rsiw_shim_sock_drain(struct socket *s);
+
+/* --- iw_cm (rust/ffi/iwcm.rs) --- */
+void rsiw_shim_iw_id_get(struct iw_cm_id *id);
+void rsiw_shim_iw_id_put(struct iw_cm_id *id);
+int rsiw_shim_iw_event(struct iw_cm_id *id, enum iw_cm_event_type type,
+		       int status, struct socket *s, const void *pdata,
+		       u8 pdata_len, u8 ird, u8 ord, void *provider_data);
+
+/* --- Rust callbacks (rust/ffi/callbacks_cm.rs) --- */
+void rsiw_rust_listen_ready(const void *ctx);
+size_t rsiw_rust_stream_rx(const void *ctx, const u8 *data, size_t len);
+void rsiw_rust_stream_write_space(const void *ctx);
+void rsiw_rust_stream_closed(const void *ctx, bool abortive);
+int rsiw_rust_iw_connect(struct iw_cm_id *id,
+			 struct iw_cm_conn_param *param);
+int rsiw_rust_iw_accept(struct iw_cm_id *id,
+			struct iw_cm_conn_param *param);
+int rsiw_rust_iw_reject(struct iw_cm_id *id, const void *pdata,
+			u8 pdata_len);
+int rsiw_rust_iw_create_listen(struct iw_cm_id *id, int backlog);
+int rsiw_rust_iw_destroy_listen(struct iw_cm_id *id);
+void rsiw_rust_iw_add_ref(struct ib_qp *qp);
+void rsiw_rust_iw_rem_ref(struct ib_qp *qp);
+struct ib_qp *rsiw_rust_iw_get_qp(struct ib_device *dev, int qpn);
+
+#endif /* RSIW_SHIM_CM_H */

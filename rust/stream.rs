@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! The connected TCP stream under an established MPA connection (RFC 5044 §7:
+//! after the Request/Reply exchange the stream carries FPDUs): non-blocking
+//! send, received bytes and close events for the RDMAP/DDP engine.
+
+use crate::{
+    cm::Endpoint,
+    ffi::sock::{Socket, StreamWatch},
+};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+};
+
+/// The consumer of a stream's events: the engine's connection.
+///
+/// `rx` and `write_space` run in softirq (or in process context with bottom
+/// halves disabled) with the socket lock held; none of them may sleep or call
+/// back into the stream's `send`/`shutdown`/`detach`.
+pub(crate) trait StreamConsumer: Send + Sync {
+    /// Bytes of the FPDU stream in order; returns how many were consumed (the
+    /// rest stays queued in the socket until the next data-ready).
+    fn rx(&self, data: &[u8]) -> usize;
+    /// Send space is available again after `send` returned `EAGAIN` or short.
+    fn write_space(&self);
+    /// The stream closed under the consumer: peer FIN, or RST/error if
+    /// `abortive`. Called at most once per close the socket sees.
+    fn closed(&self, abortive: bool);
+}
+
+/// The socket's callback context while a consumer is attached.
+pub(crate) struct Attached {
+    conn: Arc<dyn StreamConsumer>,
+    ep: Arc<Endpoint>,
+}
+
+impl Attached {
+    /// Received bytes (see [`StreamConsumer::rx`]).
+    pub(crate) fn rx(&self, data: &[u8]) -> usize {
+        self.conn.rx(data)
+    }
+
+    /// Write space (see [`StreamConsumer::write_space`]).
+    pub(crate) fn write_space(&self) {
+        self.conn.write_space();
+    }
+
+    /// The socket closed: the CM reports it to the iw_cm, the consumer stops.
+    pub(crate) fn closed(&self, abortive: bool) {
+        self.ep.stream_closed(abortive);
+        self.conn.closed(abortive);
+    }
+}
+
+/// A connected kernel TCP socket after the MPA exchange.
+#[pin_data(PinnedDrop)]
+pub(crate) struct Stream {
+    sock: Socket,
+    ep: Arc<Endpoint>,
+    /// The installed callbacks, if a consumer is attached. Process context
+    /// only (attach, detach); never taken by a socket callback.
+    #[pin]
+    watch: Mutex<Option<StreamWatch>>,
+}
+
+#[allow(dead_code)] // attach, send and mss are the engine's
+impl Stream {
+    /// Wraps the connected `sock` of the CM endpoint `ep`.
+    pub(crate) fn new(sock: Socket, ep: Arc<Endpoint>) -> Result<Arc<Self>> {
+        // No timeouts: FPDU sends are non-blocking.
+        sock.set_timeout(0);
+        Arc::pin_init(
+            pin_init!(Self {
+                sock,
+                ep,
+                watch <- new_mutex!(None, "rsiw_stream_watch"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Routes received bytes, write space and closes to `conn`, then hands it
+    /// the bytes (and a close) that arrived since the MPA exchange. Process
+    /// context; `EBUSY` if a consumer is attached already.
+    pub(crate) fn attach(&self, conn: Arc<dyn StreamConsumer>) -> Result {
+        let ctx = Arc::new(
+            Attached {
+                conn,
+                ep: self.ep.clone(),
+            },
+            GFP_KERNEL,
+        )?;
+        let mut watch = self.watch.lock();
+        if watch.is_some() {
+            return Err(EBUSY);
+        }
+        *watch = Some(self.sock.watch_stream(ctx));
+        Ok(())
+    }
+
+    /// Restores the socket's callbacks; after return no consumer callback
+    /// runs. Process context; idempotent.
+    pub(crate) fn detach(&self) {
+        let w = self.watch.lock().take();
+        if let Some(w) = w {
+            // Dropped here, outside the lock: this may be the last reference
+            // to the consumer.
+            let _ctx = self.sock.unwatch_stream(w);
+        }
+    }
+
+    /// Sends `bufs` (at most [`crate::ffi::sock::MAX_SEND_BUFS`]) without
+    /// blocking; `Ok(n)` may be short, `EAGAIN` means wait for
+    /// [`StreamConsumer::write_space`]. `more` corks for what follows.
+    /// Process context (it takes the socket lock).
+    pub(crate) fn send(&self, bufs: &[&[u8]], more: bool) -> Result<usize> {
+        self.sock.send(bufs, more, false)
+    }
+
+    /// Closes the stream: FIN, or RST if `abortive`; the CM then reports the
+    /// close to the iw_cm. Process context (may sleep); the consumer's
+    /// `closed` may run from within this call.
+    pub(crate) fn shutdown(&self, abortive: bool) {
+        // First, so that the close the socket reports from within an
+        // abortive shutdown is not taken for the peer's.
+        self.ep.local_closed();
+        self.sock.shutdown(abortive);
+    }
+
+    /// The connection's current TCP MSS.
+    pub(crate) fn mss(&self) -> u32 {
+        self.sock.mss()
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for Stream {
+    fn drop(self: Pin<&mut Self>) {
+        // The consumer holds the stream, so normally it is detached already;
+        // the socket must not keep calling a consumer after the stream is gone.
+        self.detach();
+    }
+}
