@@ -6,6 +6,7 @@
 use crate::{
     device::Device,
     ffi::{cq::IbCqRef, lock::IrqSpinLock, qp::IbQpRef},
+    uqueue::UserCq,
 };
 use kernel::{alloc::KVVec, prelude::*, sync::Arc};
 
@@ -117,15 +118,60 @@ enum Arm {
     Solicited,
 }
 
-/// The fields [`Cq::inner`] protects.
-struct Inner {
+/// A kernel consumer's ring (polled with `poll_cq`).
+struct KernelRing {
     ring: KVVec<Cqe>,
     /// Oldest unpolled entry.
     head: usize,
     count: usize,
     arm: Arm,
+}
+
+/// Where completions go.
+enum Store {
+    /// Kernel consumer.
+    Kernel(KernelRing),
+    /// The provider's mapped ring; it polls and arms in user space.
+    User(UserCq),
+}
+
+/// The fields [`Cq::inner`] protects.
+struct Inner {
+    store: Store,
     /// An overflow was reported; later overflows are not reported again.
     overflowed: bool,
+}
+
+/// Outcome of adding a completion under the lock.
+enum Pushed {
+    /// Stored; raise the completion event if true.
+    Stored(bool),
+    /// Lost: the ring is full.
+    Overflow,
+}
+
+impl KernelRing {
+    fn push(&mut self, cqe: Cqe) -> Pushed {
+        let size = self.ring.len();
+        if self.count >= size {
+            return Pushed::Overflow;
+        }
+        let tail = (self.head + self.count) % size;
+        if let Some(slot) = self.ring.get_mut(tail) {
+            *slot = cqe;
+        }
+        self.count += 1;
+        // RFC 5040 §5.3: a solicited arm fires on solicited (or failed) completions.
+        let fire = match self.arm {
+            Arm::None => false,
+            Arm::Next => true,
+            Arm::Solicited => cqe.solicited || cqe.status != WcStatus::Success,
+        };
+        if fire {
+            self.arm = Arm::None;
+        }
+        Pushed::Stored(fire)
+    }
 }
 
 /// A completion queue.
@@ -147,35 +193,59 @@ pub(crate) const MAX_CQE: u32 = 1 << 16;
 pub(crate) struct Missed(pub(crate) bool);
 
 impl Cq {
-    /// A kernel CQ of at least `cqe` entries; returns it and its size.
-    pub(crate) fn new(dev: &Device, ib: IbCqRef, cqe: u32) -> Result<(Arc<Self>, u32)> {
+    /// A kernel CQ of at least `cqe` entries, or (with `user`) a CQ whose
+    /// ring `user` made; returns it and its size.
+    pub(crate) fn new(
+        dev: &Device,
+        ib: IbCqRef,
+        cqe: u32,
+        user: Option<impl FnOnce(u32) -> Result<UserCq>>,
+    ) -> Result<(Arc<Self>, u32)> {
         if cqe == 0 || cqe > MAX_CQE {
             return Err(EINVAL);
         }
         if !dev.get_cq() {
             return Err(ENOMEM);
         }
-        let ring = match KVVec::from_elem(Cqe::default(), cqe as usize, GFP_KERNEL) {
-            Ok(r) => r,
-            Err(e) => {
-                dev.put_cq();
-                return Err(e.into());
+        let made = Self::build(ib, cqe, user);
+        if made.is_err() {
+            dev.put_cq();
+        }
+        made
+    }
+
+    fn build(
+        ib: IbCqRef,
+        cqe: u32,
+        user: Option<impl FnOnce(u32) -> Result<UserCq>>,
+    ) -> Result<(Arc<Self>, u32)> {
+        let (store, size) = match user {
+            Some(make) => {
+                let u = make(MAX_CQE)?;
+                let n = u.entries();
+                (Store::User(u), n)
+            }
+            None => {
+                let ring = KVVec::from_elem(Cqe::default(), cqe as usize, GFP_KERNEL)?;
+                (Store::Kernel(KernelRing { ring, head: 0, count: 0, arm: Arm::None }), cqe)
             }
         };
         let cq = Arc::pin_init(
             pin_init!(Self {
                 ib,
-                inner <- crate::new_irq_spinlock!(
-                    Inner { ring, head: 0, count: 0, arm: Arm::None, overflowed: false },
-                    "rsiw_cq"
-                ),
+                inner <- crate::new_irq_spinlock!(Inner { store, overflowed: false }, "rsiw_cq"),
             }),
             GFP_KERNEL,
-        );
-        if cq.is_err() {
-            dev.put_cq();
+        )?;
+        Ok((cq, size))
+    }
+
+    /// Runs `f` on the user ring (the create response needs it).
+    pub(crate) fn with_user<R>(&self, f: impl FnOnce(&UserCq) -> R) -> Option<R> {
+        match &self.inner.lock().store {
+            Store::User(u) => Some(f(u)),
+            Store::Kernel(_) => None,
         }
-        Ok((cq?, cqe))
     }
 
     /// Releases the CQ's device slot (destroy_cq); no QP uses it any more.
@@ -188,26 +258,20 @@ impl Cq {
     pub(crate) fn push(&self, cqe: Cqe) -> Result {
         let (notify, overflow) = {
             let mut inner = self.inner.lock();
-            let size = inner.ring.len();
-            if inner.count >= size {
-                let first = !inner.overflowed;
-                inner.overflowed = true;
-                (false, Some(first))
-            } else {
-                let tail = (inner.head + inner.count) % size;
-                if let Some(slot) = inner.ring.get_mut(tail) {
-                    *slot = cqe;
+            let pushed = match &mut inner.store {
+                Store::Kernel(k) => k.push(cqe),
+                Store::User(u) => match u.push(&cqe) {
+                    Ok(fire) => Pushed::Stored(fire),
+                    Err(_) => Pushed::Overflow,
+                },
+            };
+            match pushed {
+                Pushed::Stored(fire) => (fire, None),
+                Pushed::Overflow => {
+                    let first = !inner.overflowed;
+                    inner.overflowed = true;
+                    (false, Some(first))
                 }
-                inner.count += 1;
-                let fire = match inner.arm {
-                    Arm::None => false,
-                    Arm::Next => true,
-                    Arm::Solicited => cqe.solicited || cqe.status != WcStatus::Success,
-                };
-                if fire {
-                    inner.arm = Arm::None;
-                }
-                (fire, None)
             }
         };
         // The consumer's handlers run without rsiw locks held.
@@ -228,16 +292,20 @@ impl Cq {
     }
 
     /// Hands up to `max` completions, oldest first, to `out`; returns how many.
+    /// User CQs are polled by the provider: nothing here.
     pub(crate) fn poll(&self, max: usize, mut out: impl FnMut(usize, &Cqe)) -> usize {
         let mut inner = self.inner.lock();
-        let size = inner.ring.len();
+        let Store::Kernel(k) = &mut inner.store else {
+            return 0;
+        };
+        let size = k.ring.len();
         let mut n = 0;
-        while n < max && inner.count > 0 {
-            if let Some(cqe) = inner.ring.get(inner.head) {
+        while n < max && k.count > 0 {
+            if let Some(cqe) = k.ring.get(k.head) {
                 out(n, cqe);
             }
-            inner.head = (inner.head + 1) % size;
-            inner.count -= 1;
+            k.head = (k.head + 1) % size;
+            k.count -= 1;
             n += 1;
         }
         n
@@ -247,15 +315,14 @@ impl Cq {
     /// `report_missed`, says whether completions are already queued.
     pub(crate) fn req_notify(&self, solicited_only: bool, report_missed: bool) -> Missed {
         let mut inner = self.inner.lock();
+        let Store::Kernel(k) = &mut inner.store else {
+            // User CQs arm through their ring header.
+            return Missed(false);
+        };
         // A pending "next" arm is not narrowed by a later "solicited" one.
-        if !(solicited_only && inner.arm == Arm::Next) {
-            inner.arm = if solicited_only { Arm::Solicited } else { Arm::Next };
+        if !(solicited_only && k.arm == Arm::Next) {
+            k.arm = if solicited_only { Arm::Solicited } else { Arm::Next };
         }
-        Missed(report_missed && inner.count > 0)
-    }
-
-    /// Entries the ring holds.
-    pub(crate) fn size(&self) -> u32 {
-        self.inner.lock().ring.len() as u32
+        Missed(report_missed && k.count > 0)
     }
 }

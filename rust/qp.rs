@@ -9,7 +9,8 @@ use crate::{
     engine::Conn,
     ffi::{lock::IrqSpinLock, qp::IbQpRef},
     mem::{Access, Mem},
-    srq::{RecvRing, Srq},
+    srq::{RecvQueue, RecvRing, Srq},
+    uqueue::{BadWqe, UserRq, UserSq},
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{alloc::KVVec, prelude::*, sync::Arc};
@@ -268,15 +269,119 @@ impl SendRing {
     }
 }
 
+/// The provider's send ring and the indices the kernel owns: `head..next`
+/// belong to the engine, `next..` (up to the user's producer) are posted.
+struct UserSend {
+    ring: UserSq,
+    head: u32,
+    next: u32,
+}
+
+/// A send queue: the kernel consumer's ring or the provider's.
+enum SendQueue {
+    Kernel(SendRing),
+    User(UserSend),
+}
+
+/// What a look at the send queue found.
+enum Next {
+    /// A WQE to hand over (or to flush).
+    Wqe(SendWqe),
+    /// A user SQE the kernel refused: complete it with the error, then ERROR.
+    Bad(BadWqe),
+    /// Nothing posted.
+    Empty,
+}
+
+impl SendQueue {
+    /// The oldest posted WQE not yet handed over; with `park`, an empty user
+    /// SQ is marked idle so the provider rings the doorbell again.
+    fn next(&mut self, park: bool) -> Next {
+        match self {
+            Self::Kernel(k) => {
+                if k.peek == k.tail {
+                    return Next::Empty;
+                }
+                let peek = k.peek;
+                k.slot(peek).map_or(Next::Empty, |w| Next::Wqe(w.clone()))
+            }
+            Self::User(u) => {
+                let Ok(mut produced) = u.ring.produced(u.head) else {
+                    return Next::Bad(BadWqe { wr_id: 0, status: WcStatus::GeneralErr });
+                };
+                if produced == u.next {
+                    if !park || u.ring.park(u.next) {
+                        return Next::Empty;
+                    }
+                    produced = u.ring.produced(u.head).unwrap_or(u.next);
+                    if produced == u.next {
+                        return Next::Empty;
+                    }
+                }
+                u.ring.unpark();
+                match u.ring.fetch(u.next) {
+                    Ok(w) => Next::Wqe(w),
+                    Err(bad) => Next::Bad(bad),
+                }
+            }
+        }
+    }
+
+    /// The WQE `next` returned now belongs to the engine (or was flushed).
+    fn advance(&mut self) {
+        match self {
+            Self::Kernel(k) => {
+                if k.peek != k.tail {
+                    let peek = k.peek;
+                    // Drop the ring's reference to a registered region now.
+                    if let Some(slot) = k.slot(peek) {
+                        slot.reg = None;
+                    }
+                    k.peek = peek.wrapping_add(1);
+                }
+            }
+            Self::User(u) => u.next = u.next.wrapping_add(1),
+        }
+    }
+
+    /// Frees the oldest slot the engine owned.
+    fn release_one(&mut self) {
+        match self {
+            Self::Kernel(k) => {
+                if k.head != k.peek {
+                    k.head = k.head.wrapping_add(1);
+                }
+            }
+            Self::User(u) => {
+                if u.head != u.next {
+                    u.head = u.head.wrapping_add(1);
+                    u.ring.release(u.head);
+                }
+            }
+        }
+    }
+
+    /// Forgets posted WQEs (RESET, destroy). A user ring keeps its contents:
+    /// the provider owns it.
+    fn clear(&mut self) {
+        if let Self::Kernel(k) = self {
+            k.clear();
+        }
+    }
+}
+
 /// The fields [`Qp::inner`] protects.
 struct Inner {
     state: QpState,
     ord: u32,
     ird: u32,
     access: u32,
-    sq: SendRing,
+    sq: SendQueue,
     conn: Option<Arc<Conn>>,
 }
+
+/// The provider's rings of a user QP, made once the sizes are granted.
+pub(crate) type MakeUserRings<'a> = &'a dyn Fn(&QpCaps) -> Result<(UserSq, Option<UserRq>)>;
 
 /// A queue pair.
 #[pin_data]
@@ -298,7 +403,7 @@ pub(crate) struct Qp {
     inner: IrqSpinLock<Inner>,
     /// The QP's own receive queue (unused with an SRQ): post_recv and RX.
     #[pin]
-    rq: IrqSpinLock<RecvRing>,
+    rq: IrqSpinLock<RecvQueue>,
 }
 
 /// Validates and clamps requested sizes; `EINVAL` beyond the device limits.
@@ -323,18 +428,23 @@ fn grant(caps: QpCaps, has_srq: bool) -> Result<QpCaps> {
 }
 
 impl Qp {
-    /// Creates a QP and gives it a number; returns the granted sizes.
-    pub(crate) fn new(dev: &Arc<Device>, init: QpInit) -> Result<(Arc<Self>, QpCaps)> {
+    /// Creates a QP and gives it a number; returns the granted sizes. A user
+    /// QP's rings come from `user`.
+    pub(crate) fn new(
+        dev: &Arc<Device>,
+        init: QpInit,
+        user: Option<MakeUserRings<'_>>,
+    ) -> Result<(Arc<Self>, QpCaps)> {
         if let Some(srq) = &init.srq {
             if srq.pd() != init.pd {
                 return Err(EINVAL);
             }
         }
-        let caps = grant(init.caps, init.srq.is_some())?;
+        let mut caps = grant(init.caps, init.srq.is_some())?;
         if !dev.get_qp() {
             return Err(ENOMEM);
         }
-        let made = Self::build(dev, init, caps);
+        let made = Self::build(dev, init, &mut caps, user);
         let qp = match made {
             Ok(qp) => qp,
             Err(e) => {
@@ -352,14 +462,32 @@ impl Qp {
         Ok((qp, caps))
     }
 
-    fn build(dev: &Arc<Device>, init: QpInit, caps: QpCaps) -> Result<Arc<Self>> {
-        let sq = SendRing {
-            ring: KVVec::from_elem(SendWqe::default(), caps.max_send_wr as usize, GFP_KERNEL)?,
-            head: 0,
-            peek: 0,
-            tail: 0,
+    fn build(
+        dev: &Arc<Device>,
+        init: QpInit,
+        caps: &mut QpCaps,
+        user: Option<MakeUserRings<'_>>,
+    ) -> Result<Arc<Self>> {
+        let (sq, rq) = match user {
+            Some(make) => {
+                let (usq, urq) = make(caps)?;
+                caps.max_send_wr = usq.entries();
+                let rq = match urq {
+                    Some(r) => {
+                        caps.max_recv_wr = r.entries();
+                        RecvQueue::User { ring: r, head: 0 }
+                    }
+                    None => RecvQueue::Kernel(RecvRing::new(1)?),
+                };
+                (SendQueue::User(UserSend { ring: usq, head: 0, next: 0 }), rq)
+            }
+            None => {
+                let ring = KVVec::from_elem(SendWqe::default(), caps.max_send_wr as usize, GFP_KERNEL)?;
+                let sq = SendRing { ring, head: 0, peek: 0, tail: 0 };
+                (SendQueue::Kernel(sq), RecvQueue::Kernel(RecvRing::new(caps.max_recv_wr.max(1))?))
+            }
         };
-        let rq = RecvRing::new(caps.max_recv_wr.max(1))?;
+        let caps = *caps;
         Arc::pin_init(
             pin_init!(Self {
                 dev: dev.clone(),
@@ -515,7 +643,9 @@ impl Qp {
     /// Discards the QP's posted receives (to RESET: no completions).
     fn rq_reset(&self) {
         let mut rq = self.rq.lock();
-        while rq.pop().is_some() {}
+        if let RecvQueue::Kernel(_) = &*rq {
+            while let Ok(Some(_)) = rq.pop() {}
+        }
     }
 
     /// `post_send` of one parsed WQE (any context, never sleeps).
@@ -530,7 +660,10 @@ impl Qp {
             let mut inner = self.inner.lock();
             match inner.state {
                 QpState::Rts | QpState::Sqd => {
-                    let sq = &mut inner.sq;
+                    // User QPs post in their ring, never here.
+                    let SendQueue::Kernel(sq) = &mut inner.sq else {
+                        return Err(EINVAL);
+                    };
                     if sq.tail.wrapping_sub(sq.head) >= sq.ring.len() {
                         return Err(ENOMEM);
                     }
@@ -573,44 +706,46 @@ impl Qp {
         }
     }
 
-    /// A copy of the oldest WQE not yet handed to the engine.
+    /// A copy of the oldest WQE not yet handed to the engine (user QPs: read
+    /// from the ring and validated; an empty user SQ is marked idle so the
+    /// provider rings the doorbell for its next post).
+    ///
+    /// A user SQE the kernel refuses is completed with its error status and
+    /// the QP goes to ERROR (posted WQEs flushed, `IB_EVENT_QP_FATAL`); the
+    /// call then returns `None` and [`Self::state`] is `Error`: the engine
+    /// closes the connection and flushes what it owns (`Conn::flush`).
     pub(crate) fn sq_peek(&self) -> Option<SendWqe> {
-        let mut inner = self.inner.lock();
-        if !matches!(inner.state, QpState::Rts | QpState::Sqd) {
-            return None;
-        }
-        let sq = &mut inner.sq;
-        if sq.peek == sq.tail {
-            return None;
-        }
-        let peek = sq.peek;
-        sq.slot(peek).cloned()
+        let bad = {
+            let mut inner = self.inner.lock();
+            if !matches!(inner.state, QpState::Rts | QpState::Sqd) {
+                return None;
+            }
+            match inner.sq.next(true) {
+                Next::Wqe(w) => return Some(w),
+                Next::Empty => return None,
+                Next::Bad(b) => {
+                    inner.sq.advance();
+                    inner.sq.release_one();
+                    inner.state = QpState::Error;
+                    b
+                }
+            }
+        };
+        self.push_send_cqe(bad.wr_id, SendOp::Send, bad.status, 0);
+        self.flush_posted();
+        self.ib.event(QpEvent::Fatal);
+        None
     }
 
     /// The WQE [`Self::sq_peek`] returned now belongs to the engine.
     pub(crate) fn sq_advance(&self) {
-        let mut inner = self.inner.lock();
-        let sq = &mut inner.sq;
-        if sq.peek != sq.tail {
-            let peek = sq.peek;
-            // Drop the ring's reference to a registered region now.
-            if let Some(slot) = sq.slot(peek) {
-                slot.reg = None;
-            }
-            sq.peek = peek.wrapping_add(1);
-        }
+        self.inner.lock().sq.advance();
     }
 
     /// Completes a WQE the engine owned: frees its slot and queues a CQE if
     /// it was signaled or failed.
     pub(crate) fn sq_complete(&self, wr_id: u64, op: SendOp, status: WcStatus, byte_len: u32, signaled: bool) {
-        {
-            let mut inner = self.inner.lock();
-            let sq = &mut inner.sq;
-            if sq.head != sq.peek {
-                sq.head = sq.head.wrapping_add(1);
-            }
-        }
+        self.inner.lock().sq.release_one();
         if signaled || self.sig_all || status != WcStatus::Success {
             self.push_send_cqe(wr_id, op, status, byte_len);
         }
@@ -637,11 +772,19 @@ impl Qp {
         self.push_send_cqe(wr_id, op, WcStatus::WrFlushErr, 0);
     }
 
-    /// The next receive buffer: the QP's RQ, or its SRQ.
+    /// The next receive buffer: the QP's RQ, or its SRQ. An invalid user RQE
+    /// is completed with its error status here, and `None` returned.
     pub(crate) fn rq_take(&self) -> Option<RecvWqe> {
-        match &self.srq {
+        let taken = match &self.srq {
             Some(srq) => srq.take(),
             None => self.rq.lock().pop(),
+        };
+        match taken {
+            Ok(w) => w,
+            Err(bad) => {
+                self.rq_complete(&bad_recv(&bad), bad.status, 0, WcFlags::NONE, 0, false);
+                None
+            }
         }
     }
 
@@ -688,28 +831,33 @@ impl Qp {
         if let Some(c) = conn {
             c.flush();
         }
-        // One WQE per lock hold: CQ pushes run the consumer's handler.
+        self.flush_posted();
+    }
+
+    /// Completes every posted (not engine-owned) WQE with a flush status;
+    /// one WQE per lock hold, as CQ pushes run the consumer's handler.
+    fn flush_posted(&self) {
         loop {
             let w = {
                 let mut inner = self.inner.lock();
-                let sq = &mut inner.sq;
-                if sq.peek == sq.tail {
-                    break;
-                }
-                let peek = sq.peek;
-                let w = sq.slot(peek).map(|s| (s.wr_id, s.op, s.reg.take()));
-                sq.peek = peek.wrapping_add(1);
-                sq.head = sq.head.wrapping_add(1);
+                let w = match inner.sq.next(false) {
+                    Next::Empty => break,
+                    Next::Wqe(w) => (w.wr_id, w.op),
+                    Next::Bad(b) => (b.wr_id, SendOp::Send),
+                };
+                inner.sq.advance();
+                inner.sq.release_one();
                 w
             };
-            if let Some((wr_id, op, reg)) = w {
-                drop(reg);
-                self.sq_flush_one(wr_id, op);
-            }
+            self.sq_flush_one(w.0, w.1);
         }
         if self.srq.is_none() {
             loop {
-                let Some(wqe) = self.rq.lock().pop() else { break };
+                let wqe = match self.rq.lock().pop() {
+                    Ok(Some(w)) => w,
+                    Ok(None) => break,
+                    Err(bad) => bad_recv(&bad),
+                };
                 self.rq_complete(&wqe, WcStatus::WrFlushErr, 0, WcFlags::NONE, 0, false);
             }
         }
@@ -760,11 +908,26 @@ impl Qp {
         drop(removed);
     }
 
+    /// Runs `f` on a user QP's rings (the create response needs them).
+    pub(crate) fn with_user<R>(&self, f: impl FnOnce(&UserSq, Option<&UserRq>) -> R) -> Option<R> {
+        let inner = self.inner.lock();
+        let SendQueue::User(u) = &inner.sq else {
+            return None;
+        };
+        let rq = self.rq.lock();
+        Some(f(&u.ring, if self.srq.is_some() { None } else { rq.user() }))
+    }
+
     /// Attributes for `query_qp`.
     pub(crate) fn query(&self) -> (QpState, u32, u32, u32) {
         let inner = self.inner.lock();
         (inner.state, inner.ord, inner.ird, inner.access)
     }
+}
+
+/// A receive WQE standing for a refused user RQE, to complete it.
+fn bad_recv(bad: &BadWqe) -> RecvWqe {
+    RecvWqe { wr_id: bad.wr_id, ..RecvWqe::default() }
 }
 
 /// The verbs state machine (IB spec 11.2.4 as iWARP verbs use it).

@@ -92,7 +92,7 @@ impl<T: Send + Sync> Slots<T> {
         if cap >= self.limit {
             return Err(ENOMEM);
         }
-        let new_cap = cap.saturating_mul(2).clamp(INITIAL, self.limit);
+        let new_cap = cap.saturating_mul(2).max(INITIAL).min(self.limit);
         let mut bigger = KVVec::with_capacity(new_cap, GFP_KERNEL)?;
         let old = {
             let mut inner = self.inner.lock();

@@ -6,6 +6,7 @@
 use crate::{
     device::Device,
     ffi::{lock::IrqSpinLock, obj::eopnotsupp, srq::IbSrqRef},
+    uqueue::{BadWqe, UserRq},
 };
 use kernel::{alloc::KVVec, prelude::*, sync::Arc};
 
@@ -101,9 +102,65 @@ impl RecvRing {
     }
 }
 
+/// A receive queue: the kernel consumer's ring, or the provider's mapped one.
+pub(crate) enum RecvQueue {
+    /// Filled by `post_recv`/`post_srq_recv`.
+    Kernel(RecvRing),
+    /// Filled by the provider; `head` is the next RQE the kernel takes.
+    User {
+        /// The mapped ring.
+        ring: UserRq,
+        /// Next RQE to take (free-running, kernel-owned).
+        head: u32,
+    },
+}
+
+impl RecvQueue {
+    /// Posts a kernel consumer's WQE; user queues are posted in their ring.
+    pub(crate) fn push(&mut self, wqe: RecvWqe) -> Result {
+        match self {
+            Self::Kernel(r) => r.push(wqe),
+            Self::User { .. } => Err(EINVAL),
+        }
+    }
+
+    /// Takes the oldest WQE; an invalid user RQE is consumed and returned
+    /// as the error (its owner completes it with the error status).
+    pub(crate) fn pop(&mut self) -> Result<Option<RecvWqe>, BadWqe> {
+        match self {
+            Self::Kernel(r) => Ok(r.pop()),
+            Self::User { ring, head } => ring.take(head),
+        }
+    }
+
+    /// WQEs posted and not taken (a corrupt user ring counts as empty).
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Self::Kernel(r) => r.len(),
+            Self::User { ring, head } => ring.pending(*head).unwrap_or(0) as usize,
+        }
+    }
+
+    /// Capacity.
+    pub(crate) fn size(&self) -> u32 {
+        match self {
+            Self::Kernel(r) => r.size(),
+            Self::User { ring, .. } => ring.entries(),
+        }
+    }
+
+    /// The provider's ring, if this is a user queue.
+    pub(crate) fn user(&self) -> Option<&UserRq> {
+        match self {
+            Self::Kernel(_) => None,
+            Self::User { ring, .. } => Some(ring),
+        }
+    }
+}
+
 /// The fields [`Srq::inner`] protects.
 struct Inner {
-    ring: RecvRing,
+    ring: RecvQueue,
     /// Armed limit: an event fires when fewer WQEs remain; 0 = disarmed.
     limit: u32,
 }
@@ -132,8 +189,15 @@ pub(crate) struct SrqAttr {
 }
 
 impl Srq {
-    /// A kernel or user SRQ of `attr.max_wr` entries; returns the granted attributes.
-    pub(crate) fn new(dev: &Device, ib: IbSrqRef, pd: u32, attr: SrqAttr) -> Result<(Arc<Self>, SrqAttr)> {
+    /// A kernel SRQ of `attr.max_wr` entries, or (with `user`) one whose ring
+    /// `user(max_wr)` made; returns the granted attributes.
+    pub(crate) fn new(
+        dev: &Device,
+        ib: IbSrqRef,
+        pd: u32,
+        attr: SrqAttr,
+        user: Option<impl FnOnce(u32) -> Result<UserRq>>,
+    ) -> Result<(Arc<Self>, SrqAttr)> {
         if attr.max_wr == 0 || attr.max_wr > MAX_WR || attr.max_sge as usize > MAX_SGE {
             return Err(EINVAL);
         }
@@ -143,7 +207,11 @@ impl Srq {
         if !dev.get_srq() {
             return Err(ENOMEM);
         }
-        let made = RecvRing::new(attr.max_wr).and_then(|ring| {
+        let ring = match user {
+            Some(make) => make(MAX_WR).map(|ring| RecvQueue::User { ring, head: 0 }),
+            None => RecvRing::new(attr.max_wr).map(RecvQueue::Kernel),
+        };
+        let made = ring.and_then(|ring| {
             Arc::pin_init(
                 pin_init!(Self {
                     ib,
@@ -156,7 +224,8 @@ impl Srq {
         });
         match made {
             Ok(srq) => {
-                let granted = SrqAttr { max_sge: srq.max_sge, ..attr };
+                let max_wr = srq.inner.lock().ring.size();
+                let granted = SrqAttr { max_sge: srq.max_sge, max_wr, ..attr };
                 Ok((srq, granted))
             }
             Err(e) => {
@@ -184,10 +253,15 @@ impl Srq {
         self.inner.lock().ring.push(wqe)
     }
 
+    /// Runs `f` on the provider's ring (the create response needs it).
+    pub(crate) fn with_user<R>(&self, f: impl FnOnce(&UserRq) -> R) -> Option<R> {
+        self.inner.lock().ring.user().map(f)
+    }
+
     /// Takes the next buffer for an arriving Send; raises
     /// `IB_EVENT_SRQ_LIMIT_REACHED` (once per arming) when fewer than the
-    /// limit remain.
-    pub(crate) fn take(&self) -> Option<RecvWqe> {
+    /// limit remain. An invalid user RQE comes back as the error.
+    pub(crate) fn take(&self) -> Result<Option<RecvWqe>, BadWqe> {
         let (wqe, fire) = {
             let mut inner = self.inner.lock();
             let wqe = inner.ring.pop();

@@ -11,14 +11,16 @@ use super::{
     obj::{self, eopnotsupp},
     qp::{self as fqp, qp_obj, qp_slot, IbQpRef},
     srq::{srq_obj, srq_slot, IbSrqRef},
+    udata::Udata,
     umem::UserPages,
 };
 use crate::{
     cq::Cq,
     device::Device,
     mem::{Access, Mem, MemInit, MemKind, MAX_PBL},
-    qp::{Qp, QpInit},
+    qp::{Qp, QpCaps, QpInit, MAX_QP_WR},
     srq::{Srq, SrqAttr},
+    uqueue::{self, UserCq, UserRq, UserSq},
 };
 use core::ptr::NonNull;
 use kernel::{
@@ -64,14 +66,20 @@ unsafe extern "C" fn rsiw_rust_create_cq(
         if attr.flags != 0 {
             return Err(eopnotsupp());
         }
-        if !udata.is_null() {
-            // User CQs keep their ring in memory mapped to the provider
-            // (rust/uqueue.rs); not wired yet.
-            return Err(eopnotsupp());
-        }
+        // SAFETY: valid for the call.
+        let mut udata = unsafe { Udata::from_raw(udata) };
         let ib = NonNull::new(cq).ok_or(EINVAL)?;
+        // User CQs keep their ring in memory mapped to the provider.
+        let user = udata.as_ref().map(|u| |max| UserCq::new(u, attr.cqe, max));
         // SAFETY: the ib_cq lives until destroy_cq, after the last QP using it.
-        let (obj_, size) = Cq::new(&dev, unsafe { IbCqRef::new(ib) }, attr.cqe)?;
+        let (obj_, size) = Cq::new(&dev, unsafe { IbCqRef::new(ib) }, attr.cqe, user)?;
+        if let Some(u) = udata.as_mut() {
+            let resp = obj_.with_user(|r| uqueue::cq_resp(r, 0)).ok_or(EINVAL)?;
+            if let Err(e) = u.respond(&resp) {
+                obj_.destroy(&dev);
+                return Err(e);
+            }
+        }
         // SAFETY: in create_cq; the slot is empty.
         unsafe {
             (*cq).cqe = size as c_int;
@@ -324,11 +332,8 @@ unsafe extern "C" fn rsiw_rust_create_qp(
         if init.qp_type != b::ib_qp_type_IB_QPT_RC || init.create_flags != 0 {
             return Err(eopnotsupp());
         }
-        if !udata.is_null() {
-            // User QPs keep their rings in provider-mapped memory
-            // (rust/uqueue.rs); not wired yet.
-            return Err(eopnotsupp());
-        }
+        // SAFETY: valid for the call.
+        let mut udata = unsafe { Udata::from_raw(udata) };
         // SAFETY: the CQs/SRQ the consumer passed are live rsiw objects
         // (the core holds references on them for the QP's life).
         let (scq, rcq, srq) = unsafe {
@@ -350,7 +355,26 @@ unsafe extern "C" fn rsiw_rust_create_qp(
             caps: fqp::caps_from(&init.cap),
         };
         let dev: Arc<Device> = dev.into();
-        let (q, caps) = Qp::new(&dev, qinit)?;
+        let has_srq = !init.srq.is_null();
+        // User QPs keep their rings in memory mapped to the provider.
+        let make = |u: &Udata<'_>, c: &QpCaps| -> Result<(UserSq, Option<UserRq>)> {
+            let sq = UserSq::new(u, c.max_send_wr, MAX_QP_WR, c.max_send_sge)?;
+            let rq = if has_srq {
+                None
+            } else {
+                Some(UserRq::new(u, c.max_recv_wr, MAX_QP_WR, c.max_recv_sge)?)
+            };
+            Ok((sq, rq))
+        };
+        let user = udata.as_ref().map(|u| move |c: &QpCaps| make(u, c));
+        let (q, caps) = Qp::new(&dev, qinit, user.as_ref().map(|f| f as _))?;
+        if let Some(u) = udata.as_mut() {
+            let resp = q.with_user(|sq, rq| uqueue::qp_resp(q.num(), sq, rq)).ok_or(EINVAL)?;
+            if let Err(e) = u.respond(&resp) {
+                q.destroy();
+                return Err(e);
+            }
+        }
         fqp::caps_to(&caps, &mut init.cap);
         // SAFETY: in create_qp; the slot is empty.
         unsafe {
@@ -508,18 +532,24 @@ unsafe extern "C" fn rsiw_rust_create_srq(
         if init.srq_type != b::ib_srq_type_IB_SRQT_BASIC {
             return Err(eopnotsupp());
         }
-        if !udata.is_null() {
-            // User SRQs: provider-mapped ring (rust/uqueue.rs); not wired yet.
-            return Err(eopnotsupp());
-        }
+        // SAFETY: valid for the call.
+        let mut udata = unsafe { Udata::from_raw(udata) };
         let a = SrqAttr {
             max_wr: init.attr.max_wr,
             max_sge: init.attr.max_sge,
             limit: init.attr.srq_limit,
         };
         let ib = NonNull::new(srq).ok_or(EINVAL)?;
+        let user = udata.as_ref().map(|u| |max| UserRq::new(u, a.max_wr, max, a.max_sge.max(1)));
         // SAFETY: the ib_srq lives until destroy_srq, after its last QP.
-        let (s, granted) = Srq::new(&dev, unsafe { IbSrqRef::new(ib) }, pdn, a)?;
+        let (s, granted) = Srq::new(&dev, unsafe { IbSrqRef::new(ib) }, pdn, a, user)?;
+        if let Some(u) = udata.as_mut() {
+            let resp = s.with_user(uqueue::srq_resp).ok_or(EINVAL)?;
+            if let Err(e) = u.respond(&resp) {
+                s.destroy(&dev);
+                return Err(e);
+            }
+        }
         init.attr.max_wr = granted.max_wr;
         init.attr.max_sge = granted.max_sge;
         // SAFETY: in create_srq; the slot is empty.
