@@ -25,11 +25,28 @@ const SHARED_STRUCTS: &[&str] = &[
     "ibv_tm_caps",
     "ibv_cq_moderation_caps",
     "verbs_context",
+    "ibv_cq",
+    "ibv_qp",
+    "ibv_srq",
+    "ibv_mr",
+    "ibv_wc",
+    "ibv_send_wr",
+    "ibv_recv_wr",
+    "ibv_sge",
+    "ibv_qp_cap",
+    "ibv_qp_init_attr",
+    "ibv_qp_init_attr_ex",
+    "ibv_qp_attr",
+    "ibv_srq_init_attr",
+    "ibv_srq_attr",
+    "ibv_qp_ex",
 ];
 
 /// Structures v55 extended at the end (`ibv_port_attr::active_speed_ex`): the provider
 /// must never touch the tail, because libibverbs 44 hands it only the old size.
-const GROWN_STRUCTS: &[&str] = &["ibv_port_attr"];
+/// `ibv_qp_ex::wr_flush` likewise: the provider builds the tail of `verbs_qp` at v44's
+/// offsets (see `qp_ex.rs`).
+const GROWN_STRUCTS: &[&str] = &["ibv_port_attr", "ibv_qp_ex"];
 
 fn main() {
     let root = rdma_core_dir();
@@ -87,14 +104,24 @@ fn provider_bindings(include: &Path, out: &Path) {
         .allowlist_function(
             "verbs_register_driver_34|_verbs_init_and_alloc_context|verbs_uninit_context|verbs_set_ops\
              |ibv_cmd_(get_context|query_device_any|query_port|alloc_pd|dealloc_pd)\
-             |__verbs_log|calloc|free|__errno_location",
+             |ibv_cmd_(create_cq|destroy_cq|create_qp_ex|modify_qp|query_qp|destroy_qp)\
+             |ibv_cmd_(create_srq|modify_srq|query_srq|destroy_srq|reg_mr|dereg_mr)\
+             |__verbs_log|calloc|free|__errno_location|mmap|munmap|ioctl|dlsym",
         )
         .allowlist_type(
-            "verbs_(device_ops|match_ent|device|context|context_ops)|ibv_(get_context|query_port|alloc_pd)\
-             |ib_uverbs_(get_context_resp|alloc_pd_resp|ex_query_device_resp)|rdma_driver_id",
+            "verbs_(device_ops|match_ent|device|context|context_ops|qp|mr|qp_mask)|ibv_(get_context|query_port|alloc_pd)\
+             |ibv_(create_cq|create_qp|modify_qp|query_qp|create_srq|modify_srq|query_srq|reg_mr)\
+             |ib_uverbs_(get_context_resp|alloc_pd_resp|ex_query_device_resp|create_cq_resp)\
+             |ib_uverbs_(create_qp_resp|create_srq_resp|reg_mr_resp|ioctl_hdr|attr)\
+             |ibv_(wc|wc_opcode|wc_status|wc_flags|send_wr|recv_wr|sge|wr_opcode|send_flags|qp_ex)\
+             |ibv_(qp_init_attr_ex|qp_init_attr|qp_attr|qp_attr_mask|srq_init_attr|srq_attr|qp_type)\
+             |ibv_(qp_create_send_ops_flags|qp_init_attr_mask|access_flags|data_buf)|rdma_driver_id",
         )
         // Anonymous enums in driver.h: only reachable as constants.
-        .allowlist_var("VERBS_MATCH_.*|VERBS_LOG_.*|E(INVAL|NOMEM|PROTO)")
+        .allowlist_var(
+            "VERBS_MATCH_.*|VERBS_LOG_.*|E(INVAL|NOMEM|PROTO|OPNOTSUPP|AGAIN)|PROT_(READ|WRITE)\
+             |MAP_(SHARED|FAILED)|UVERBS_ATTR_F_MANDATORY|RDMA_IOCTL_MAGIC",
+        )
         .derive_default(true)
         .layout_tests(false)
         .formatter(bindgen::Formatter::Prettyplease)

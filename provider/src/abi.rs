@@ -5,6 +5,7 @@
 use crate::sys;
 use core::ffi::{c_char, c_int};
 use core::mem::{offset_of, size_of};
+use rsiw_abi::cmd::{CreateCqResp, CreateQpResp, CreateSrqResp};
 use rsiw_abi::{AllocPdResp, AllocUcontextResp, ABI_VERSION};
 
 /// `GET_CONTEXT` response: the uverbs core part, then rsiw's udata.
@@ -27,12 +28,48 @@ pub struct AllocPdRespFull {
     pub drv: AllocPdResp,
 }
 
+/// `CREATE_CQ` response: the uverbs core part, then rsiw's ring description.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct CreateCqRespFull {
+    /// Filled by the uverbs core.
+    pub core: sys::ib_uverbs_create_cq_resp,
+    /// Filled by the rsiw kernel module.
+    pub drv: CreateCqResp,
+}
+
+/// `CREATE_QP` response: the uverbs core part, then rsiw's ring descriptions.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct CreateQpRespFull {
+    /// Filled by the uverbs core.
+    pub core: sys::ib_uverbs_create_qp_resp,
+    /// Filled by the rsiw kernel module.
+    pub drv: CreateQpResp,
+}
+
+/// `CREATE_SRQ` response: the uverbs core part, then rsiw's ring description.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct CreateSrqRespFull {
+    /// Filled by the uverbs core.
+    pub core: sys::ib_uverbs_create_srq_resp,
+    /// Filled by the rsiw kernel module.
+    pub drv: CreateSrqResp,
+}
+
 // libibverbs puts the driver udata right after the core response (`_write_set_uhw`
 // with `sizeof(*resp)`): padding between the two would shift it.
 const _: () =
     assert!(offset_of!(GetContextResp, drv) == size_of::<sys::ib_uverbs_get_context_resp>());
 const _: () =
     assert!(offset_of!(AllocPdRespFull, drv) == size_of::<sys::ib_uverbs_alloc_pd_resp>());
+const _: () =
+    assert!(offset_of!(CreateCqRespFull, drv) == size_of::<sys::ib_uverbs_create_cq_resp>());
+const _: () =
+    assert!(offset_of!(CreateQpRespFull, drv) == size_of::<sys::ib_uverbs_create_qp_resp>());
+const _: () =
+    assert!(offset_of!(CreateSrqRespFull, drv) == size_of::<sys::ib_uverbs_create_srq_resp>());
 
 /// Accept a ucontext only from a kernel that speaks our ABI; the errno otherwise.
 ///
@@ -108,5 +145,8 @@ mod test {
         assert_eq!(size_of::<GetContextResp>(), 16);
         assert_eq!(offset_of!(AllocPdRespFull, drv), 4);
         assert_eq!(size_of::<AllocPdRespFull>(), 12);
+        assert_eq!(offset_of!(CreateCqRespFull, drv), 8);
+        assert_eq!(offset_of!(CreateQpRespFull, drv), 32);
+        assert_eq!(offset_of!(CreateSrqRespFull, drv), 16);
     }
 }

@@ -32,6 +32,12 @@ pub unsafe fn free<T>(p: *mut T) {
     unsafe { sys::free(p.cast()) }
 }
 
+/// The calling thread's `errno`.
+pub fn errno() -> c_int {
+    // SAFETY: __errno_location returns a valid pointer to this thread's errno.
+    unsafe { *sys::__errno_location() }
+}
+
 /// Set the calling thread's `errno`, as libibverbs expects of calls returning NULL.
 pub fn set_errno(err: c_int) {
     // SAFETY: __errno_location returns a valid pointer to this thread's errno.

@@ -2,7 +2,7 @@
 //! The device context (one per `ibv_open_device`) and the device and port queries.
 
 use crate::abi::{self, GetContextResp};
-use crate::{cmem, device, pd, sys};
+use crate::{cmem, cq, device, mr, pd, qp, srq, sys};
 use core::ffi::{c_int, c_void};
 use core::mem::{offset_of, size_of, size_of_val};
 use core::ptr::{addr_of_mut, null_mut};
@@ -12,6 +12,18 @@ use core::ptr::{addr_of_mut, null_mut};
 pub struct Context {
     /// libibverbs' part; its `context` member is the `ibv_context` users see.
     pub vctx: sys::verbs_context,
+    /// The kernel device's driver id, which every ioctl header must carry.
+    pub driver_id: u32,
+}
+
+/// The driver id of a context of ours (for driver-specific ioctls).
+///
+/// # Safety
+///
+/// `ibctx` must be the `ibv_context` of a live [`Context`].
+pub unsafe fn driver_id(ibctx: *mut sys::ibv_context) -> u32 {
+    // SAFETY: per the requirements.
+    unsafe { (*from_ibv(ibctx)).driver_id }
 }
 
 /// The context ops rsiw implements; libibverbs answers EOPNOTSUPP for the rest.
@@ -22,6 +34,24 @@ fn context_ops() -> sys::verbs_context_ops {
         query_port: Some(query_port),
         alloc_pd: Some(pd::alloc_pd),
         dealloc_pd: Some(pd::dealloc_pd),
+        reg_mr: Some(mr::reg_mr),
+        dereg_mr: Some(mr::dereg_mr),
+        create_cq: Some(cq::create_cq),
+        destroy_cq: Some(cq::destroy_cq),
+        poll_cq: Some(cq::poll_cq),
+        req_notify_cq: Some(cq::req_notify_cq),
+        create_qp: Some(qp::create_qp),
+        create_qp_ex: Some(qp::create_qp_ex),
+        modify_qp: Some(qp::modify_qp),
+        query_qp: Some(qp::query_qp),
+        destroy_qp: Some(qp::destroy_qp),
+        post_send: Some(qp::post_send),
+        post_recv: Some(qp::post_recv),
+        create_srq: Some(srq::create_srq),
+        modify_srq: Some(srq::modify_srq),
+        query_srq: Some(srq::query_srq),
+        destroy_srq: Some(srq::destroy_srq),
+        post_srq_recv: Some(srq::post_srq_recv),
         free_context: Some(free_context),
         ..Default::default()
     }
@@ -91,8 +121,12 @@ pub unsafe extern "C" fn alloc_context(
         cmem::set_errno(rc);
         return null_mut();
     }
-    // SAFETY: vctx is initialised; verbs_set_ops copies the table.
-    unsafe { sys::verbs_set_ops(vctx, &context_ops()) };
+    // SAFETY: ctx is live and ours; vctx is initialised; verbs_set_ops copies
+    // the table.
+    unsafe {
+        (*ctx).driver_id = driver_id;
+        sys::verbs_set_ops(vctx, &context_ops())
+    };
     vctx
 }
 

@@ -5,9 +5,17 @@
 mod abi;
 mod cmem;
 mod context;
+mod cq;
 mod device;
+mod doorbell;
 pub mod install;
 #[cfg(test)]
 mod layout_test;
+mod mr;
 mod pd;
+mod qp;
+mod qp_ex;
+mod ring;
+mod srq;
 mod sys;
+mod wr;
