@@ -32,6 +32,48 @@ pub unsafe fn free<T>(p: *mut T) {
     unsafe { sys::free(p.cast()) }
 }
 
+/// Completes a destroy verb: once the kernel object is gone (`rc == 0`), frees
+/// the provider object `p` (dropping it unmaps its rings); returns `rc`.
+///
+/// # Safety
+///
+/// `p` must come from `Box::into_raw`/`Box::leak` and, when `rc == 0`, must not
+/// be used afterwards.
+pub unsafe fn free_boxed_if_destroyed<T>(rc: c_int, p: *mut T) -> c_int {
+    if rc == 0 {
+        // SAFETY: per the requirements.
+        drop(unsafe { Box::from_raw(p) });
+    }
+    rc
+}
+
+/// Walks a verbs WR list, handing each WR to `one`; stops at the first error,
+/// names its WR in `*bad_wr` and returns the errno (0 if all were taken).
+///
+/// # Safety
+///
+/// `wr` is a valid list whose links `next` returns; `bad_wr` is NULL or writable.
+pub unsafe fn each_wr<W>(
+    mut wr: *mut W,
+    next: impl Fn(&W) -> *mut W,
+    bad_wr: *mut *mut W,
+    mut one: impl FnMut(&W) -> Result<(), c_int>,
+) -> c_int {
+    while !wr.is_null() {
+        // SAFETY: a live WR of the caller's list.
+        let w = unsafe { &*wr };
+        if let Err(e) = one(w) {
+            if !bad_wr.is_null() {
+                // SAFETY: the caller's out pointer.
+                unsafe { *bad_wr = wr };
+            }
+            return e;
+        }
+        wr = next(w);
+    }
+    0
+}
+
 /// The calling thread's `errno`.
 pub fn errno() -> c_int {
     // SAFETY: __errno_location returns a valid pointer to this thread's errno.

@@ -154,14 +154,9 @@ unsafe fn from_ibv<'a>(cq: *mut sys::ibv_cq) -> &'a Cq {
 ///
 /// `cq` comes from [`create_cq`]; no QP uses it (the kernel refuses otherwise).
 pub unsafe extern "C" fn destroy_cq(cq: *mut sys::ibv_cq) -> c_int {
-    // SAFETY: a live CQ of ours.
-    let rc = unsafe { sys::ibv_cmd_destroy_cq(cq) };
-    if rc == 0 {
-        // SAFETY: leaked from a Box in create_cq; the kernel object is gone, so
-        // nothing uses it any more. Dropping unmaps the ring.
-        drop(unsafe { Box::from_raw(cq.cast::<Cq>()) });
-    }
-    rc
+    // SAFETY: a live CQ of ours, leaked from a Box in create_cq; after a
+    // successful destroy nothing uses it.
+    unsafe { cmem::free_boxed_if_destroyed(sys::ibv_cmd_destroy_cq(cq), cq.cast::<Cq>()) }
 }
 
 /// `verbs_context_ops::poll_cq`: up to `n` completions into `wc`, oldest first.

@@ -12,7 +12,7 @@ use core::mem::size_of_val;
 use core::ptr::null_mut;
 use core::sync::atomic::{fence, Ordering};
 use rsiw_abi::ring::SQ_IDLE;
-use rsiw_abi::wqe::{Rqe, Sqe, RQE_SIZE, SQE_SIZE};
+use rsiw_abi::wqe::{Rqe, RQE_SIZE, SQE_SIZE};
 use core::cell::UnsafeCell;
 use core::sync::atomic::AtomicBool;
 use std::sync::{Mutex, MutexGuard};
@@ -312,14 +312,9 @@ pub unsafe extern "C" fn query_qp(
 ///
 /// `qp` comes from [`create_qp_ex`]; no other thread uses it any more.
 pub unsafe extern "C" fn destroy_qp(qp: *mut sys::ibv_qp) -> c_int {
-    // SAFETY: a live QP of ours.
-    let rc = unsafe { sys::ibv_cmd_destroy_qp(qp) };
-    if rc == 0 {
-        // SAFETY: leaked from a Box in create_qp_ex; the kernel object is gone.
-        // Dropping unmaps the rings.
-        drop(unsafe { Box::from_raw(qp.cast::<Qp>()) });
-    }
-    rc
+    // SAFETY: a live QP of ours, leaked from a Box in create_qp_ex; after a
+    // successful destroy nothing uses it.
+    unsafe { cmem::free_boxed_if_destroyed(sys::ibv_cmd_destroy_qp(qp), qp.cast::<Qp>()) }
 }
 
 /// `verbs_context_ops::post_send`: every WR into the SQ ring, in order; on the
@@ -330,7 +325,7 @@ pub unsafe extern "C" fn destroy_qp(qp: *mut sys::ibv_qp) -> c_int {
 /// libibverbs passes a QP of ours and a valid WR list.
 pub unsafe extern "C" fn post_send(
     qp: *mut sys::ibv_qp,
-    mut wr: *mut sys::ibv_send_wr,
+    wr: *mut sys::ibv_send_wr,
     bad_wr: *mut *mut sys::ibv_send_wr,
 ) -> c_int {
     // SAFETY: per the requirements.
@@ -340,29 +335,16 @@ pub unsafe extern "C" fn post_send(
     // SAFETY: acquire() gives exclusive access until release() below.
     let st = unsafe { &mut *st };
     let start = st.tail;
-    let mut rc = 0;
-    while !wr.is_null() {
-        // SAFETY: a live WR of the caller's list.
-        let w = unsafe { &*wr };
-        // SAFETY: the verbs contract on sg_list (and inline buffers).
-        let sqe: Result<Sqe, c_int> =
-            Qp::sq_room(ring, st.tail).and_then(|()| unsafe { wr::sqe_from_wr(w, qp.send_lim) });
-        match sqe {
-            Ok(s) => {
-                ring.put(st.tail, &s);
-                st.tail = st.tail.wrapping_add(1);
-            }
-            Err(e) => {
-                rc = e;
-                break;
-            }
-        }
-        wr = w.next;
-    }
-    if rc != 0 && !bad_wr.is_null() {
-        // SAFETY: the caller's out pointer.
-        unsafe { *bad_wr = wr };
-    }
+    let one = |w: &sys::ibv_send_wr| {
+        Qp::sq_room(ring, st.tail)?;
+        // SAFETY: the verbs contract on each WR's sg_list and inline buffers.
+        let s = unsafe { wr::sqe_from_wr(w, qp.send_lim) }?;
+        ring.put(st.tail, &s);
+        st.tail = st.tail.wrapping_add(1);
+        Ok(())
+    };
+    // SAFETY: the verbs contract on the list; bad_wr as libibverbs gave it.
+    let mut rc = unsafe { cmem::each_wr(wr, |w| w.next, bad_wr, one) };
     if st.tail != start {
         let db = qp.publish_sq(ring, st.tail);
         if rc == 0 {
@@ -383,38 +365,24 @@ pub unsafe fn post_rq(
     ring: &Ring,
     tail: &Mutex<u32>,
     max_sge: u32,
-    mut wr: *mut sys::ibv_recv_wr,
+    wr: *mut sys::ibv_recv_wr,
     bad_wr: *mut *mut sys::ibv_recv_wr,
 ) -> c_int {
     let mut t = lock(tail);
     let start = *t;
-    let mut rc = 0;
-    while !wr.is_null() {
-        // SAFETY: a live WR of the caller's list.
-        let w = unsafe { &*wr };
+    let one = |w: &sys::ibv_recv_wr| {
         let head = ring.consumer().load(Ordering::Acquire);
-        let rqe: Result<Rqe, c_int> = if t.wrapping_sub(head) >= ring.entries() {
-            Err(sys::ENOMEM as c_int)
-        } else {
-            // SAFETY: the verbs contract on sg_list.
-            unsafe { wr::rqe_from_wr(w, max_sge) }
-        };
-        match rqe {
-            Ok(r) => {
-                ring.put(*t, &r);
-                *t = t.wrapping_add(1);
-            }
-            Err(e) => {
-                rc = e;
-                break;
-            }
+        if t.wrapping_sub(head) >= ring.entries() {
+            return Err(sys::ENOMEM as c_int);
         }
-        wr = w.next;
-    }
-    if rc != 0 && !bad_wr.is_null() {
-        // SAFETY: the caller's out pointer.
-        unsafe { *bad_wr = wr };
-    }
+        // SAFETY: the verbs contract on each WR's sg_list.
+        let r: Rqe = unsafe { wr::rqe_from_wr(w, max_sge) }?;
+        ring.put(*t, &r);
+        *t = t.wrapping_add(1);
+        Ok(())
+    };
+    // SAFETY: the verbs contract on the list; bad_wr as the caller gave it.
+    let rc = unsafe { cmem::each_wr(wr, |w| w.next, bad_wr, one) };
     if *t != start {
         // Release: the RQEs are complete before the kernel sees the index.
         // iWARP needs no receive doorbell: RX takes buffers when data arrives.

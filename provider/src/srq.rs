@@ -111,13 +111,9 @@ pub unsafe extern "C" fn query_srq(srq: *mut sys::ibv_srq, attr: *mut sys::ibv_s
 ///
 /// `srq` comes from [`create_srq`]; no QP uses it.
 pub unsafe extern "C" fn destroy_srq(srq: *mut sys::ibv_srq) -> c_int {
-    // SAFETY: a live SRQ of ours.
-    let rc = unsafe { sys::ibv_cmd_destroy_srq(srq) };
-    if rc == 0 {
-        // SAFETY: leaked from a Box in create_srq; the kernel object is gone.
-        drop(unsafe { Box::from_raw(srq.cast::<Srq>()) });
-    }
-    rc
+    // SAFETY: a live SRQ of ours, leaked from a Box in create_srq; after a
+    // successful destroy nothing uses it.
+    unsafe { cmem::free_boxed_if_destroyed(sys::ibv_cmd_destroy_srq(srq), srq.cast::<Srq>()) }
 }
 
 /// `verbs_context_ops::post_srq_recv`.
