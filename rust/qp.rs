@@ -823,15 +823,19 @@ impl Qp {
     /// (`Conn::flush`), then every posted WQE completes with
     /// `IB_WC_WR_FLUSH_ERR`. Any context; never called with rsiw locks held.
     pub(crate) fn set_error(&self) {
-        let conn = {
+        let (was, conn) = {
             let mut inner = self.inner.lock();
-            inner.state = QpState::Error;
-            inner.conn.clone()
+            let was = core::mem::replace(&mut inner.state, QpState::Error);
+            (was, inner.conn.clone())
         };
         if let Some(c) = conn {
             c.flush();
         }
         self.flush_posted();
+        // IB spec 11.6.3: an SRQ QP reports when no receive WQE of it is left.
+        if self.srq.is_some() && was != QpState::Error {
+            self.ib.event(QpEvent::LastWqeReached);
+        }
     }
 
     /// Completes every posted (not engine-owned) WQE with a flush status;
