@@ -42,3 +42,28 @@ pub(crate) unsafe fn take<T: 'static>(slot: &mut *const c_void) -> Option<Arc<T>
 pub(crate) fn eopnotsupp() -> Error {
     Error::from_errno(-(super::bindings::EOPNOTSUPP as i32))
 }
+
+/// Refuses to load if bindgen's view of the object containers and the work
+/// request/completion structures differs from the C compiler's.
+pub(crate) fn check_layout() -> kernel::error::Result {
+    use super::bindings as b;
+    use core::mem::size_of;
+    let mut c = [0usize; b::RSIW_OBJ_LAYOUT_N as usize];
+    // SAFETY: `c` has room for the RSIW_OBJ_LAYOUT_N sizes the shim writes.
+    unsafe { b::rsiw_shim_obj_layout(c.as_mut_ptr()) };
+    let rust = [
+        size_of::<b::rsiw_cq>(),
+        size_of::<b::rsiw_qp>(),
+        size_of::<b::rsiw_srq>(),
+        size_of::<b::rsiw_mr>(),
+        size_of::<b::ib_wc>(),
+        size_of::<b::ib_send_wr>(),
+        size_of::<b::ib_qp_attr>(),
+        size_of::<b::ib_qp_init_attr>(),
+    ];
+    if rust != c {
+        kernel::pr_err!("object layouts differ: Rust {:?}, C {:?}\n", rust, c);
+        return Err(kernel::error::code::EINVAL);
+    }
+    Ok(())
+}

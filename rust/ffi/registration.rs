@@ -59,6 +59,7 @@ impl Drop for Registration {
 
 /// Refuses to load if bindgen's view of a shared structure differs from C's.
 fn check_layout() -> Result {
+    super::obj::check_layout()?;
     let mut c = bindings::rsiw_layout::default();
     // SAFETY: `c` is writable.
     unsafe { bindings::rsiw_shim_layout(&mut c) };

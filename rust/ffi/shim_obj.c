@@ -42,6 +42,18 @@ const struct ib_device_ops rsiw_obj_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_srq, rsiw_srq, base),
 };
 
+void rsiw_shim_obj_layout(size_t *sizes)
+{
+	sizes[0] = sizeof(struct rsiw_cq);
+	sizes[1] = sizeof(struct rsiw_qp);
+	sizes[2] = sizeof(struct rsiw_srq);
+	sizes[3] = sizeof(struct rsiw_mr);
+	sizes[4] = sizeof(struct ib_wc);
+	sizes[5] = sizeof(struct ib_send_wr);
+	sizes[6] = sizeof(struct ib_qp_attr);
+	sizes[7] = sizeof(struct ib_qp_init_attr);
+}
+
 unsigned long rsiw_shim_spin_lock_irqsave(spinlock_t *lock)
 {
 	unsigned long flags;

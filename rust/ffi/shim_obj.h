@@ -34,6 +34,11 @@ struct rsiw_mr {
 	const void *priv;
 };
 
+/* Container sizes as C sees them (cq, qp, srq, mr, ib_wc, ib_send_wr,
+ * ib_qp_attr, ib_qp_init_attr); checked against bindgen's at load. */
+#define RSIW_OBJ_LAYOUT_N 8
+void rsiw_shim_obj_layout(size_t *sizes);
+
 /* The object ops, merged into the device's ops after the base table. */
 extern const struct ib_device_ops rsiw_obj_ops;
 
