@@ -8,8 +8,6 @@ mod cq;
 mod cm;
 mod device;
 mod driver;
-// Until rust/engine/ lands: delete this line and the file when it does.
-#[path = "engine_placeholder.rs"]
 mod engine;
 mod ffi;
 mod link;

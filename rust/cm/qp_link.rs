@@ -8,13 +8,12 @@ use crate::{
     engine,
     proto::mpa::StreamParams,
     qp::Qp,
-    stream::{Stream, StreamConsumer},
+    stream::Stream,
 };
 use kernel::{prelude::*, sync::Arc};
 
 /// What the engine needs to run a stream besides the stream itself.
 #[derive(Clone, Copy)]
-#[allow(dead_code)] // read by the engine's start
 pub(crate) struct Setup {
     /// Negotiated CRC, markers, IRD/ORD and RTR.
     pub(crate) params: StreamParams,
@@ -34,30 +33,8 @@ pub(crate) fn lookup(dev: &Device, qpn: u32) -> Option<QpLink> {
 }
 
 /// Starts the engine on `qp` over `stream` and moves the QP to RTS with the
-/// negotiated ORD/IRD.
+/// negotiated ORD/IRD (the engine attaches itself to the QP and the stream).
 pub(crate) fn start(qp: &QpLink, stream: Arc<Stream>, setup: &Setup) -> Result {
-    // Until the engine lands its `Conn` carries nothing: the stream's bytes
-    // are discarded, closes are still reported to the iw_cm.
-    let conn = Arc::new(engine::Conn, GFP_KERNEL)?;
-    stream.attach(Arc::new(Discard, GFP_KERNEL)?)?;
-    qp.0.set_conn(Some(conn));
-    let r = qp
-        .0
-        .set_rts(u32::from(setup.params.ord), u32::from(setup.params.ird));
-    if r.is_err() {
-        qp.0.set_conn(None);
-        stream.detach();
-    }
-    r
-}
-
-/// The stream consumer while there is no engine.
-struct Discard;
-
-impl StreamConsumer for Discard {
-    fn rx(&self, data: &[u8]) -> usize {
-        data.len()
-    }
-    fn write_space(&self) {}
-    fn closed(&self, _abortive: bool) {}
+    let params = engine::Params::new(&setup.params, setup.initiator, setup.mss);
+    engine::Conn::start(qp.0.clone(), stream, params).map(|_| ())
 }

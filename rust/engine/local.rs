@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Local buffers of work requests: resolving SGE lkeys to regions with the
+//! local STag checks (validity, PD, rights, bounds: RFC 5040 §6.4 applied to
+//! local STags), and copying a message's octets out of or into them.
+
+use crate::{
+    device::Device,
+    mem::{Access, Mem, MemError},
+    qp::{Sge, MAX_SGE},
+};
+use core::ops::Range;
+use kernel::{prelude::*, sync::Arc};
+
+/// The SGEs of one work request with the regions they name, checked once
+/// when the engine takes the request; the references keep the regions alive
+/// until the request completes or is flushed.
+pub(crate) struct Local {
+    sge: [Sge; MAX_SGE],
+    mem: [Option<Arc<Mem>>; MAX_SGE],
+    n: usize,
+    total: u64,
+}
+
+impl Local {
+    /// No buffer (zero-length messages).
+    pub(crate) fn empty() -> Self {
+        Self {
+            sge: [Sge::default(); MAX_SGE],
+            mem: core::array::from_fn(|_| None),
+            n: 0,
+            total: 0,
+        }
+    }
+
+    /// Looks up and checks every non-empty SGE for `need` rights in `pd`.
+    pub(crate) fn resolve(dev: &Device, pd: u32, sges: &[Sge], need: Access) -> Result<Self, MemError> {
+        let mut l = Self::empty();
+        for (i, s) in sges.iter().take(MAX_SGE).enumerate() {
+            if s.len > 0 {
+                let m = dev.mem_lookup(s.lkey).ok_or(MemError::Stag)?;
+                m.check(pd, need, s.addr, u64::from(s.len))?;
+                if let Some(slot) = l.mem.get_mut(i) {
+                    *slot = Some(m);
+                }
+            }
+            if let Some(slot) = l.sge.get_mut(i) {
+                *slot = *s;
+            }
+            l.n = i + 1;
+            // At most MAX_SGE u32 lengths: cannot overflow a u64.
+            l.total += u64::from(s.len);
+        }
+        Ok(l)
+    }
+
+    /// Total octets the SGEs hold.
+    pub(crate) fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Copies message octets `off..off + out.len()` out of the buffers.
+    pub(crate) fn read(&self, off: u64, out: &mut [u8]) -> Result {
+        self.walk(off, out.len(), |m, addr, r| m.read(addr, out.get_mut(r).ok_or(EINVAL)?))
+    }
+
+    /// Copies `data` into the buffers at message offset `off`.
+    pub(crate) fn write(&self, off: u64, data: &[u8]) -> Result {
+        self.walk(off, data.len(), |m, addr, r| m.write(addr, data.get(r).ok_or(EINVAL)?))
+    }
+
+    /// Calls `f(region, address, range of the caller's slice)` for each SGE
+    /// piece of message octets `off..off + len`; `EINVAL` beyond the buffers.
+    fn walk(&self, off: u64, len: usize, mut f: impl FnMut(&Mem, u64, Range<usize>) -> Result) -> Result {
+        let end = off.checked_add(len as u64).ok_or(EINVAL)?;
+        if end > self.total {
+            return Err(EINVAL);
+        }
+        let mut base = 0u64; // message offset of the current SGE
+        let mut done = 0usize; // octets of the caller's slice handled
+        for i in 0..self.n {
+            if done >= len {
+                break;
+            }
+            let (Some(s), Some(mem)) = (self.sge.get(i), self.mem.get(i)) else {
+                break;
+            };
+            let s_len = u64::from(s.len);
+            let s_end = base + s_len;
+            let pos = off + done as u64;
+            if s_len > 0 && pos < s_end {
+                let mem = mem.as_ref().ok_or(EINVAL)?;
+                let inner = pos - base;
+                let n = (s_end - pos).min((len - done) as u64) as usize;
+                f(mem, s.addr.checked_add(inner).ok_or(EINVAL)?, done..done + n)?;
+                done += n;
+            }
+            base = s_end;
+        }
+        if done == len {
+            Ok(())
+        } else {
+            Err(EINVAL)
+        }
+    }
+}

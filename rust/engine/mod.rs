@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! The data-path engine of one connected QP: RDMAP (RFC 5040, RFC 7306) over
+//! DDP (RFC 5041) over MPA (RFC 5044) on an established stream. TX runs in a
+//! work item, RX in the socket's data-ready callback; see
+//! `Documentation/datapath.md` for contexts, locks and error handling.
+
+mod causes;
+mod local;
+mod ring;
+mod rx;
+mod tx;
+
+use crate::{
+    cq::WcStatus,
+    ffi::{crc::KernelCrc32c, lock::IrqSpinLock},
+    mem::Mem,
+    proto::{
+        crc,
+        mpa::{Rtr, StreamParams},
+        rx::{RxConfig, RxParser},
+        terminate::TerminateRepr,
+        tx::{TxConfig, TxFramer},
+    },
+    qp::{Qp, QpEvent, SendOp, MAX_RD_ATOMIC},
+    stream::{Stream, StreamConsumer},
+};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use kernel::{
+    impl_has_work, new_condvar, new_mutex, new_work,
+    prelude::*,
+    sync::{Arc, CondVar, Mutex},
+    workqueue::{self, Work, WorkItem},
+};
+use local::Local;
+use ring::Ring;
+
+/// What the MPA exchange negotiated for the stream (RFC 5044 §7.1, RFC 6581).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Params {
+    /// CRC on FPDUs in both directions.
+    pub(crate) crc: bool,
+    /// The peer inserts markers into what we receive.
+    pub(crate) markers_rx: bool,
+    /// We must insert markers into what we send (unsupported: refused).
+    pub(crate) markers_tx: bool,
+    /// Inbound Read/Atomic requests the peer may have outstanding (IRD).
+    pub(crate) ird: u32,
+    /// Outbound Read/Atomic requests we may have outstanding (ORD).
+    pub(crate) ord: u32,
+    /// RFC 6581 peer-to-peer RTR message, if negotiated.
+    pub(crate) rtr: Option<Rtr>,
+    /// We sent the MPA Request: we send the RTR; the responder waits for it.
+    pub(crate) initiator: bool,
+    /// TCP MSS of the stream (MULPDU is derived from it, RFC 5044 §4.1).
+    pub(crate) mss: u32,
+}
+
+impl Params {
+    /// From the negotiated MPA parameters.
+    pub(crate) fn new(p: &StreamParams, initiator: bool, mss: u32) -> Self {
+        Self {
+            crc: p.crc,
+            markers_rx: p.markers_rx,
+            markers_tx: p.markers_tx,
+            ird: u32::from(p.ird),
+            ord: u32::from(p.ord),
+            rtr: p.rtr,
+            initiator,
+            mss,
+        }
+    }
+}
+
+/// A send WQE the engine took from the SQ; completed strictly in SQ order.
+struct Inflight {
+    wr_id: u64,
+    op: SendOp,
+    signaled: bool,
+    byte_len: u32,
+    /// `None` while the operation runs.
+    status: Option<WcStatus>,
+}
+
+/// An outbound Read or Atomic request waiting for its response (ORD-bounded;
+/// responses arrive in request order, RFC 5040 §5.2, RFC 7306 §5.2.2).
+enum Outbound {
+    Read {
+        /// In-flight sequence number of the WQE; `None` for the RTR.
+        seq: Option<u64>,
+        sink_stag: u32,
+        sink_to: u64,
+        size: u32,
+        placed: u32,
+        /// READ_WITH_INV: the local STag to invalidate once the data is in.
+        inv: Option<u32>,
+    },
+    Atomic {
+        seq: u64,
+        request_id: u32,
+        result: Local,
+    },
+}
+
+/// An inbound request waiting for TX to answer it (IRD-bounded).
+enum Inbound {
+    Read {
+        sink_stag: u32,
+        sink_to: u64,
+        size: u32,
+        src: Option<Arc<Mem>>,
+        src_to: u64,
+    },
+    AtomicResponse {
+        request_id: u32,
+        original: u64,
+    },
+}
+
+/// Connection lifetime as TX sees it.
+enum Phase {
+    Running,
+    /// Send `terminate` (if any), then FIN, or RST if `abortive`.
+    Closing {
+        abortive: bool,
+        terminate: Option<TerminateRepr>,
+    },
+    /// The stream is shut down (or the peer closed it).
+    Closed,
+}
+
+/// State shared by TX, RX and flush: [`Engine::shared`] protects it.
+struct Shared {
+    inflight: Ring<Inflight>,
+    /// Sequence number of `inflight`'s oldest entry.
+    base_seq: u64,
+    orq: Ring<Outbound>,
+    irq: Ring<Inbound>,
+    phase: Phase,
+    /// Responder in peer-to-peer mode: nothing is sent before the RTR came.
+    rtr_wait: bool,
+    /// Initiator in peer-to-peer mode: the RTR still to send.
+    rtr_send: Option<Rtr>,
+    /// Someone is handing completions to the QP (keeps them in SQ order).
+    reaping: bool,
+    next_request_id: u32,
+}
+
+impl Shared {
+    fn inflight_mut(&mut self, seq: u64) -> Option<&mut Inflight> {
+        let i = seq.checked_sub(self.base_seq)?;
+        self.inflight.get_mut(usize::try_from(i).ok()?)
+    }
+}
+
+/// The engine of one connection. Locks, outermost first: `tx` (TX work
+/// only, may sleep in `send`), `rx` (socket callback, softirq), `shared`.
+/// `rx` and `shared` are irq-safe spinlocks and are never held across a
+/// completion, a socket call or a QP call that takes the QP's own locks,
+/// except `rq_take` (RQ/SRQ lock, innermost).
+#[pin_data]
+pub(crate) struct Engine {
+    qp: Arc<Qp>,
+    stream: Arc<Stream>,
+    params: Params,
+    /// No more TX work may be queued (the stream is shut down).
+    stopped: AtomicBool,
+    /// TX work items queued or running.
+    busy: AtomicU32,
+    #[pin]
+    shared: IrqSpinLock<Shared>,
+    #[pin]
+    rx: IrqSpinLock<rx::RxState>,
+    #[pin]
+    tx: Mutex<tx::TxState>,
+    /// `quiesce` sleeps on `idle_cv` until `busy` is 0.
+    #[pin]
+    idle: Mutex<()>,
+    #[pin]
+    idle_cv: CondVar,
+    #[pin]
+    work: Work<Engine>,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for Engine { self.work }
+}
+
+impl WorkItem for Engine {
+    type Pointer = Arc<Engine>;
+
+    fn run(this: Arc<Engine>) {
+        this.tx_run();
+        let g = this.idle.lock();
+        this.busy.fetch_sub(1, Ordering::SeqCst);
+        drop(g);
+        this.idle_cv.notify_all();
+    }
+}
+
+/// An established connection driving a QP; the QP and the stream hold it.
+pub(crate) struct Conn {
+    eng: Arc<Engine>,
+}
+
+impl Conn {
+    /// Starts the engine on `qp` over `stream` (process context): attaches
+    /// it to the QP, moves the QP to RTS with the negotiated ORD/IRD and
+    /// installs the stream callbacks (which may deliver queued bytes at
+    /// once). The initiator of a peer-to-peer connection sends its RTR.
+    pub(crate) fn start(qp: Arc<Qp>, stream: Arc<Stream>, params: Params) -> Result<Arc<Conn>> {
+        // rsiw never inserts markers (the CM refuses to negotiate them).
+        if params.markers_tx {
+            return Err(ENOTSUPP);
+        }
+        if crc::self_test(&KernelCrc32c).is_err() {
+            return Err(EIO);
+        }
+        let ord = params.ord.min(MAX_RD_ATOMIC);
+        let ird = params.ird.min(MAX_RD_ATOMIC);
+        let sq = qp.caps().max_send_wr as usize;
+        // An unknown MSS (0) would give no room for a header: assume the minimum.
+        let mulpdu = crate::proto::fpdu::mulpdu(params.mss.max(536), false);
+        let shared = Shared {
+            inflight: Ring::new(sq)?,
+            base_seq: 0,
+            orq: Ring::new(ord as usize + 1)?,
+            irq: Ring::new(ird as usize)?,
+            phase: Phase::Running,
+            rtr_wait: params.rtr.is_some() && !params.initiator,
+            rtr_send: if params.initiator { params.rtr } else { None },
+            reaping: false,
+            next_request_id: 1,
+        };
+        let rx_state = rx::RxState::new(RxParser::new(
+            KernelCrc32c,
+            RxConfig {
+                crc: params.crc,
+                markers: params.markers_rx,
+                max_ulpdu: u16::MAX,
+            },
+        ));
+        let tx_state = tx::TxState::new(TxFramer::new(TxConfig {
+            crc: params.crc,
+            markers: false,
+            mulpdu,
+        }), mulpdu)?;
+        let (eng_qp, eng_stream) = (qp.clone(), stream.clone());
+        let eng = Arc::pin_init(
+            pin_init!(Engine {
+                qp: eng_qp,
+                stream: eng_stream,
+                params: Params { ord, ird, ..params },
+                stopped: AtomicBool::new(false),
+                busy: AtomicU32::new(0),
+                shared <- crate::new_irq_spinlock!(shared, "rsiw_engine_shared"),
+                rx <- crate::new_irq_spinlock!(rx_state, "rsiw_engine_rx"),
+                tx <- new_mutex!(tx_state, "rsiw_engine_tx"),
+                idle <- new_mutex!((), "rsiw_engine_idle"),
+                idle_cv <- new_condvar!("rsiw_engine_idle"),
+                work <- new_work!("rsiw_engine_tx"),
+            }),
+            GFP_KERNEL,
+        )?;
+        let conn = Arc::new(Conn { eng: eng.clone() }, GFP_KERNEL)?;
+        qp.set_conn(Some(conn.clone()));
+        if let Err(e) = qp.set_rts(ord, ird) {
+            qp.set_conn(None);
+            return Err(e);
+        }
+        if let Err(e) = stream.attach(conn.clone()) {
+            eng.set_phase_closed();
+            qp.set_error();
+            qp.set_conn(None);
+            return Err(e);
+        }
+        eng.kick();
+        Ok(conn)
+    }
+
+    /// New SQ work: schedules TX (any context).
+    pub(crate) fn kick(&self) {
+        self.eng.kick();
+    }
+
+    /// Local close (`modify_qp`; process context): stops taking SQ work,
+    /// sends a pending Terminate, then FIN (or RST if `abortive`).
+    pub(crate) fn close(&self, abortive: bool) {
+        self.eng.request_close(abortive, None);
+        self.eng.kick();
+    }
+
+    /// Completes every WQE the engine holds with `IB_WC_WR_FLUSH_ERR`
+    /// (those already finished keep their status); any context.
+    pub(crate) fn flush(&self) {
+        self.eng.flush();
+    }
+
+    /// Waits until no TX work runs and no stream callback can reach the
+    /// engine (process context, may sleep). Implies an abortive close.
+    pub(crate) fn quiesce(&self) {
+        self.eng.quiesce();
+    }
+}
+
+impl StreamConsumer for Conn {
+    fn rx(&self, data: &[u8]) -> usize {
+        self.eng.rx(data)
+    }
+
+    fn write_space(&self) {
+        self.eng.kick();
+    }
+
+    fn closed(&self, abortive: bool) {
+        let _ = abortive;
+        // The CM reports the close to the iw_cm; the QP cannot go on.
+        self.eng.set_phase_closed();
+        self.eng.qp.set_error();
+    }
+}
+
+impl Engine {
+    /// Queues the TX work unless it is queued already or the engine stopped.
+    fn kick(self: &Arc<Self>) {
+        // Count first, then check: `quiesce` sets `stopped` before it waits
+        // for the count to reach 0, so no work is queued after it returns.
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        if self.stopped.load(Ordering::SeqCst) || workqueue::system().enqueue(self.clone()).is_err() {
+            self.busy.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Moves a running connection to closing; an abortive request also
+    /// overrides a graceful one in progress.
+    fn request_close(&self, abortive: bool, terminate: Option<TerminateRepr>) {
+        let mut s = self.shared.lock();
+        match &mut s.phase {
+            Phase::Running => s.phase = Phase::Closing { abortive, terminate },
+            Phase::Closing { abortive: a, .. } => *a |= abortive,
+            Phase::Closed => {}
+        }
+    }
+
+    fn set_phase_closed(&self) {
+        self.shared.lock().phase = Phase::Closed;
+        self.stopped.store(true, Ordering::SeqCst);
+    }
+
+    /// A fatal error on this side: the Terminate to send (if the peer is to
+    /// hear about it), then the QP goes to ERROR and the stream closes.
+    /// Never called with an engine lock held.
+    fn fail(self: &Arc<Self>, terminate: Option<TerminateRepr>) {
+        self.request_close(false, terminate);
+        self.qp.event(QpEvent::Fatal);
+        self.qp.set_error();
+        self.kick();
+    }
+
+    /// Records the end of the in-flight WQE `seq` (unless flushed already).
+    fn finish(&self, seq: u64, status: WcStatus, byte_len: Option<u32>) {
+        let mut s = self.shared.lock();
+        if let Some(e) = s.inflight_mut(seq) {
+            if e.status.is_none() {
+                e.status = Some(status);
+                if let Some(n) = byte_len {
+                    e.byte_len = n;
+                }
+            }
+        }
+    }
+
+    /// Hands finished WQEs at the head of the in-flight queue to the QP, in
+    /// SQ order; returns true if one of them failed. Never called with an
+    /// engine lock held (completion handlers run from here).
+    fn reap(&self) -> bool {
+        let mut failed = false;
+        let mut first = true;
+        loop {
+            let e = {
+                let mut s = self.shared.lock();
+                if first && s.reaping {
+                    // The active reaper rechecks the queue before it stops.
+                    return false;
+                }
+                first = false;
+                s.reaping = true;
+                let done = matches!(s.inflight.front_mut(), Some(Inflight { status: Some(_), .. }));
+                if !done {
+                    s.reaping = false;
+                    return failed;
+                }
+                s.base_seq = s.base_seq.wrapping_add(1);
+                s.inflight.pop_front()
+            };
+            if let Some(e) = e {
+                let status = e.status.unwrap_or(WcStatus::WrFlushErr);
+                failed |= status != WcStatus::Success && status != WcStatus::WrFlushErr;
+                self.qp.sq_complete(e.wr_id, e.op, status, e.byte_len, e.signaled);
+            }
+        }
+    }
+
+    /// `Conn::flush`: fails every unfinished in-flight WQE, drops the
+    /// request queues, completes the receive in progress.
+    fn flush(&self) {
+        {
+            let mut s = self.shared.lock();
+            for i in 0..s.inflight.len() {
+                if let Some(e) = s.inflight.get_mut(i) {
+                    e.status.get_or_insert(WcStatus::WrFlushErr);
+                }
+            }
+            while s.orq.pop_front().is_some() {}
+            while s.irq.pop_front().is_some() {}
+        }
+        self.reap();
+        let recv = self.rx.lock().take_recv();
+        if let Some(wqe) = recv {
+            self.qp
+                .rq_complete(&wqe, WcStatus::WrFlushErr, 0, crate::cq::WcFlags::NONE, 0, false);
+        }
+    }
+
+    /// `Conn::quiesce`.
+    fn quiesce(self: &Arc<Self>) {
+        self.request_close(true, None);
+        self.kick();
+        let mut g = self.idle.lock();
+        loop {
+            let closed = matches!(self.shared.lock().phase, Phase::Closed);
+            if closed {
+                self.stopped.store(true, Ordering::SeqCst);
+            }
+            if closed && self.busy.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            // Polls as well: a kick that lost the race with `stopped` drops
+            // its count without a notification.
+            let _ = self.idle_cv.wait_interruptible_timeout(&mut g, 2);
+        }
+        drop(g);
+        self.stream.detach();
+        // Region references of a message TX was sending.
+        self.tx.lock().reset();
+    }
+}

@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Receive side: the protocol core's parser fed from the socket callback,
+//! and placement of what it validated: tagged data (RFC 5041 §4, RFC 5040
+//! §4.3/§4.5), untagged Sends and Immediate Data into receive WQEs (RFC 5041
+//! §5.3, RFC 7306 §6), inbound Read/Atomic requests (RFC 5040 §4.4, RFC 7306
+//! §5.2) and Terminates (RFC 5040 §4.8), with the Terminate the RFCs name
+//! for every error (RFC 5040 §7, RFC 5041 §7, RFC 7306 §8).
+
+use super::{causes, Engine, Inbound, Local, Outbound, Phase};
+use crate::{
+    cq::{WcFlags, WcStatus},
+    ffi::crc::KernelCrc32c,
+    mem::{Access, Mem},
+    proto::{
+        atomic::{AtomicOp, Dialect},
+        ddp::Buffer,
+        rdmap::Opcode,
+        rx::{HeaderInfo, Placement, RdmapHeader, RxParser, RxSink, SegmentEnd},
+        terminate::{TermCause, TerminateRepr},
+    },
+    qp::{QpEvent, RecvWqe},
+};
+use kernel::{prelude::*, sync::Arc};
+
+/// Completions one chunk of input can produce at most: the smallest FPDU
+/// that completes something is 20 octets (a zero-length Read Response).
+const DEFER: usize = 32;
+/// Input octets fed per RX lock hold.
+const CHUNK: usize = DEFER * 20;
+
+/// Work the sink defers until the RX lock is released.
+enum Action {
+    /// A receive WQE is complete.
+    Recv {
+        wqe: RecvWqe,
+        status: WcStatus,
+        len: u32,
+        flags: WcFlags,
+        ex: u64,
+        solicited: bool,
+    },
+    /// In-flight send WQEs may be complete.
+    Reap,
+    /// TX has something to do.
+    Kick,
+    /// The peer sent a Terminate.
+    PeerTerminate(TermCause),
+}
+
+/// The receive WQE a Send or Immediate Data message is placed into.
+struct Recv {
+    wqe: RecvWqe,
+    buf: Local,
+    invalidate: Option<u32>,
+    imm: Option<u64>,
+}
+
+/// Where the payload of the current segment goes.
+enum Seg {
+    /// Nowhere (no payload, or an RTR).
+    None,
+    /// A tagged buffer, checked for the segment's range.
+    Tagged(Arc<Mem>),
+    /// The receive WQE in progress.
+    Recv,
+}
+
+/// What `segment_end` commits for a request without payload.
+enum Pending {
+    None,
+    Read(Inbound),
+    Atomic {
+        mem: Arc<Mem>,
+        to: u64,
+        op: AtomicOp,
+        request_id: u32,
+    },
+    Terminate(TermCause),
+    /// An Atomic Response carrying the original remote value.
+    AtomicResponse(u64),
+    /// The zero-length Send a peer-to-peer initiator sends as its RTR.
+    RtrSend,
+}
+
+/// What the sink keeps between segments; [`Engine::rx`] protects it.
+pub(super) struct RxCtx {
+    recv: Option<Recv>,
+    seg: Seg,
+    pending: Pending,
+    deferred: [Option<Action>; DEFER],
+    n_deferred: usize,
+    /// Stop parsing: an error or a Terminate ended the stream.
+    dead: bool,
+}
+
+/// The parser and the sink's state.
+pub(super) struct RxState {
+    parser: RxParser<KernelCrc32c>,
+    ctx: RxCtx,
+}
+
+impl RxState {
+    pub(super) fn new(parser: RxParser<KernelCrc32c>) -> Self {
+        Self {
+            parser,
+            ctx: RxCtx {
+                recv: None,
+                seg: Seg::None,
+                pending: Pending::None,
+                deferred: core::array::from_fn(|_| None),
+                n_deferred: 0,
+                dead: false,
+            },
+        }
+    }
+
+    /// The receive WQE in progress, for a flush.
+    pub(super) fn take_recv(&mut self) -> Option<RecvWqe> {
+        self.ctx.recv.take().map(|r| r.wqe)
+    }
+}
+
+/// The [`RxSink`] of one `feed`.
+struct Sink<'a> {
+    eng: &'a Engine,
+    ctx: &'a mut RxCtx,
+}
+
+impl Sink<'_> {
+    fn defer(&mut self, a: Action) -> Result<(), TermCause> {
+        let slot = self
+            .ctx
+            .deferred
+            .get_mut(self.ctx.n_deferred)
+            .ok_or(TermCause::RDMAP_LOCAL_CATASTROPHIC)?;
+        *slot = Some(a);
+        self.ctx.n_deferred += 1;
+        Ok(())
+    }
+
+    fn pd(&self) -> u32 {
+        self.eng.qp.pd()
+    }
+
+    /// Invalidates local STag `stag` of this PD; false if it cannot be.
+    fn invalidate(&self, stag: u32) -> bool {
+        self.eng
+            .qp
+            .dev()
+            .mem_lookup(stag)
+            .is_some_and(|m| m.invalidate(self.pd()).is_ok())
+    }
+
+    /// The tagged buffer a Write or Read Response segment goes to, checked
+    /// for `need` over the segment (RFC 5041 §7.2 / RFC 5040 §7.1: STag, PD,
+    /// rights and bounds). A zero-length segment (e.g. an RTR) references no
+    /// memory.
+    fn tagged_sink(&mut self, stag: u32, to: u64, len: u16, need: Access) -> Result<(), TermCause> {
+        self.ctx.seg = Seg::None;
+        if len == 0 {
+            return Ok(());
+        }
+        let mem = self.eng.qp.dev().mem_lookup(stag).ok_or(TermCause::DDP_INVALID_STAG)?;
+        mem.check(self.pd(), need, to, u64::from(len)).map_err(causes::tagged)?;
+        self.ctx.seg = Seg::Tagged(mem);
+        Ok(())
+    }
+
+    fn read_response(&mut self, stag: u32, to: u64, len: u16) -> Result<(), TermCause> {
+        let mut s = self.eng.shared.lock();
+        let Some(Outbound::Read {
+            sink_stag,
+            sink_to,
+            size,
+            placed,
+            ..
+        }) = s.orq.front_mut()
+        else {
+            // RFC 5040 §7.2: a Read Response without an outstanding Read.
+            return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
+        };
+        let expect_to = sink_to.checked_add(u64::from(*placed));
+        let fits = placed.checked_add(u32::from(len)).is_some_and(|end| end <= *size);
+        if len > 0 && (stag != *sink_stag || expect_to != Some(to) || !fits) {
+            return Err(TermCause::DDP_BASE_BOUNDS);
+        }
+        drop(s);
+        self.tagged_sink(stag, to, len, Access::LOCAL_WRITE)
+    }
+
+    /// A segment of a Send or Immediate Data message (QN 0).
+    fn untagged(&mut self, h: &HeaderInfo, mo: u32) -> Result<(), TermCause> {
+        if mo == 0 {
+            if self.ctx.recv.is_some() {
+                return Err(TermCause::RDMAP_LOCAL_CATASTROPHIC);
+            }
+            let rtr_wait = self.eng.shared.lock().rtr_wait;
+            if rtr_wait && h.opcode == Opcode::Send && h.last && h.payload_len == 0 {
+                // RFC 6581 §5: the RTR is not delivered to the ULP.
+                self.ctx.pending = Pending::RtrSend;
+                self.ctx.seg = Seg::None;
+                return Ok(());
+            }
+            // RFC 5041 §7.2: no receive buffer for the message.
+            let wqe = self.eng.qp.rq_take().ok_or(TermCause::DDP_MSN_NO_BUFFER)?;
+            let buf = match Local::resolve(self.eng.qp.dev(), self.pd(), wqe.sges(), Access::LOCAL_WRITE) {
+                Ok(b) => b,
+                Err(_) => {
+                    let _ = self.defer(Action::Recv {
+                        wqe,
+                        status: WcStatus::LocProtErr,
+                        len: 0,
+                        flags: WcFlags::NONE,
+                        ex: 0,
+                        solicited: false,
+                    });
+                    return Err(TermCause::DDP_LOCAL_CATASTROPHIC);
+                }
+            };
+            let imm = match h.rdmap {
+                RdmapHeader::Immediate(v) => Some(v),
+                _ => None,
+            };
+            self.ctx.recv = Some(Recv {
+                wqe,
+                buf,
+                invalidate: h.invalidate_stag(),
+                imm,
+            });
+        }
+        let Some(r) = &self.ctx.recv else {
+            return Err(TermCause::RDMAP_LOCAL_CATASTROPHIC);
+        };
+        // RFC 5041 §7.2: the message is longer than the receive buffer.
+        let end = u64::from(mo) + u64::from(h.payload_len);
+        if end > r.buf.total() {
+            return Err(TermCause::DDP_MESSAGE_TOO_LONG);
+        }
+        self.ctx.seg = if h.payload_len > 0 { Seg::Recv } else { Seg::None };
+        Ok(())
+    }
+
+    fn read_request(&mut self, h: &HeaderInfo) -> Result<(), TermCause> {
+        let RdmapHeader::ReadRequest(r) = h.rdmap else {
+            return Err(TermCause::RDMAP_UNSPECIFIED);
+        };
+        self.irq_room()?;
+        let src = if r.size == 0 {
+            None
+        } else {
+            let mem = self
+                .eng
+                .qp
+                .dev()
+                .mem_lookup(r.source_stag)
+                .ok_or(TermCause::RDMAP_INVALID_STAG)?;
+            // RFC 5040 §7.1: the Data Source must be readable by the peer.
+            mem.check(self.pd(), Access::REMOTE_READ, r.source_to, u64::from(r.size))
+                .map_err(causes::remote)?;
+            Some(mem)
+        };
+        self.ctx.pending = Pending::Read(Inbound::Read {
+            sink_stag: r.sink_stag,
+            sink_to: r.sink_to,
+            size: r.size,
+            src,
+            src_to: r.source_to,
+        });
+        Ok(())
+    }
+
+    /// RFC 5040 §6.5 / RFC 7306 §5.2: at most IRD inbound requests.
+    fn irq_room(&self) -> Result<(), TermCause> {
+        let s = self.eng.shared.lock();
+        if s.irq.len() >= self.eng.params.ird as usize {
+            return Err(TermCause::DDP_MSN_NO_BUFFER);
+        }
+        Ok(())
+    }
+
+    fn atomic_request(&mut self, h: &HeaderInfo) -> Result<(), TermCause> {
+        let RdmapHeader::AtomicRequest(a) = h.rdmap else {
+            return Err(TermCause::RDMAP_UNSPECIFIED);
+        };
+        self.irq_room()?;
+        let mem = self.eng.qp.dev().mem_lookup(a.stag).ok_or(TermCause::RDMAP_INVALID_STAG)?;
+        mem.check(self.pd(), Access::REMOTE_ATOMIC, a.to, 8)
+            .map_err(causes::remote)?;
+        // RFC 7306 §8.2: misaligned target; §5.2.1 rule 4: unknown AOpCode.
+        if !crate::proto::atomic::is_aligned(a.to) {
+            return Err(TermCause::RDMAP_CATASTROPHIC_STREAM);
+        }
+        let op = AtomicOp::decode(a.opcode, &a.fields, Dialect::Rfc7306)
+            .map_err(|_| TermCause::RDMAP_CATASTROPHIC_STREAM)?;
+        self.ctx.pending = Pending::Atomic {
+            mem,
+            to: a.to,
+            op,
+            request_id: a.request_id,
+        };
+        Ok(())
+    }
+
+    fn atomic_response(&mut self, h: &HeaderInfo) -> Result<(), TermCause> {
+        let RdmapHeader::AtomicResponse(r) = h.rdmap else {
+            return Err(TermCause::RDMAP_UNSPECIFIED);
+        };
+        let mut s = self.eng.shared.lock();
+        match s.orq.front_mut() {
+            Some(Outbound::Atomic { request_id, .. }) if *request_id == r.request_id => {
+                self.ctx.pending = Pending::AtomicResponse(r.original);
+                Ok(())
+            }
+            // RFC 7306 §5.2.2: a response must match the oldest request.
+            _ => Err(TermCause::RDMAP_UNEXPECTED_OPCODE),
+        }
+    }
+
+    /// A Read Response segment passed its CRC.
+    fn read_response_end(&mut self, len: u16, last: bool) -> Result<(), TermCause> {
+        let mut s = self.eng.shared.lock();
+        if let Some(Outbound::Read { placed, .. }) = s.orq.front_mut() {
+            *placed = placed.saturating_add(u32::from(len));
+        }
+        if !last {
+            return Ok(());
+        }
+        let Some(Outbound::Read { seq, placed, inv, .. }) = s.orq.pop_front() else {
+            return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
+        };
+        drop(s);
+        let mut status = WcStatus::Success;
+        if let Some(stag) = inv {
+            // READ_WITH_INV: the sink STag is invalidated after the data.
+            let ok = self.invalidate(stag);
+            if !ok {
+                status = WcStatus::LocProtErr;
+            }
+        }
+        if let Some(seq) = seq {
+            self.eng.finish(seq, status, Some(placed));
+        }
+        self.defer(Action::Reap)?;
+        // An ORD slot is free and fences may be satisfied.
+        self.defer(Action::Kick)
+    }
+
+    fn atomic_response_end(&mut self, original: u64) -> Result<(), TermCause> {
+        let Some(Outbound::Atomic { seq, result, .. }) = self.eng.shared.lock().orq.pop_front() else {
+            return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
+        };
+        // The original value lands in the local buffer in host order.
+        let status = match result.write(0, &original.to_ne_bytes()) {
+            Ok(()) => WcStatus::Success,
+            Err(_) => WcStatus::LocProtErr,
+        };
+        self.eng.finish(seq, status, Some(8));
+        self.defer(Action::Reap)?;
+        self.defer(Action::Kick)
+    }
+
+    /// The last segment of a Send or Immediate Data message passed its CRC.
+    fn recv_end(&mut self, opcode: Opcode, mo: u32, len: u16) -> Result<(), TermCause> {
+        let Some(r) = self.ctx.recv.take() else {
+            return Err(TermCause::RDMAP_LOCAL_CATASTROPHIC);
+        };
+        let total = mo.checked_add(u32::from(len)).ok_or(TermCause::DDP_MESSAGE_TOO_LONG)?;
+        let mut flags = WcFlags::NONE;
+        let mut ex = 0;
+        let mut result = Ok(());
+        if let Some(stag) = r.invalidate {
+            // RFC 5040 §5.1 / §7.1: Send with Invalidate.
+            let ok = self.invalidate(stag);
+            if ok {
+                flags = WcFlags::WITH_INV;
+                ex = u64::from(stag);
+            } else {
+                result = Err(TermCause::RDMAP_PROT_CANNOT_INVALIDATE);
+            }
+        }
+        if let Some(imm) = r.imm {
+            flags = WcFlags::WITH_IMM;
+            ex = imm;
+        }
+        let status = if result.is_ok() { WcStatus::Success } else { WcStatus::RemAccessErr };
+        self.defer(Action::Recv {
+            wqe: r.wqe,
+            status,
+            len: total,
+            flags,
+            ex,
+            solicited: opcode.solicited(),
+        })?;
+        result
+    }
+}
+
+impl RxSink for Sink<'_> {
+    fn header(&mut self, h: &HeaderInfo) -> Result<(), TermCause> {
+        self.ctx.seg = Seg::None;
+        self.ctx.pending = Pending::None;
+        match (h.opcode, h.ddp) {
+            (Opcode::Write, Buffer::Tagged { stag, to }) => {
+                self.tagged_sink(stag, to, h.payload_len, Access::REMOTE_WRITE)
+            }
+            (Opcode::ReadResponse, Buffer::Tagged { stag, to }) => self.read_response(stag, to, h.payload_len),
+            (
+                Opcode::Send
+                | Opcode::SendSe
+                | Opcode::SendInvalidate
+                | Opcode::SendSeInvalidate
+                | Opcode::ImmediateData
+                | Opcode::ImmediateDataSe,
+                Buffer::Untagged { mo, .. },
+            ) => self.untagged(h, mo),
+            (Opcode::ReadRequest, _) => self.read_request(h),
+            (Opcode::AtomicRequest, _) => self.atomic_request(h),
+            (Opcode::AtomicResponse, _) => self.atomic_response(h),
+            (Opcode::Terminate, _) => {
+                if let RdmapHeader::Terminate(t) = h.rdmap {
+                    self.ctx.pending = Pending::Terminate(t.cause);
+                }
+                Ok(())
+            }
+            _ => Err(TermCause::RDMAP_UNEXPECTED_OPCODE),
+        }
+    }
+
+    fn payload(&mut self, data: &[u8], at: Placement) -> Result<(), TermCause> {
+        let ok = match (&self.ctx.seg, at) {
+            (Seg::Tagged(mem), Placement::Tagged { to, .. }) => mem.write(to, data).is_ok(),
+            (Seg::Recv, Placement::Untagged { mo, .. }) => self
+                .ctx
+                .recv
+                .as_ref()
+                .is_some_and(|r| r.buf.write(u64::from(mo), data).is_ok()),
+            _ => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(TermCause::DDP_LOCAL_CATASTROPHIC)
+        }
+    }
+
+    fn segment_end(&mut self, end: &SegmentEnd) -> Result<(), TermCause> {
+        self.ctx.seg = Seg::None;
+        let pending = core::mem::replace(&mut self.ctx.pending, Pending::None);
+        let r = match (end.opcode, end.ddp) {
+            (Opcode::Write, _) => Ok(()),
+            (Opcode::ReadResponse, _) => self.read_response_end(end.payload_len, end.last),
+            (_, Buffer::Untagged { qn: 0, mo, .. }) if matches!(pending, Pending::RtrSend) => {
+                let _ = mo;
+                Ok(())
+            }
+            (_, Buffer::Untagged { qn: 0, mo, .. }) if end.last => self.recv_end(end.opcode, mo, end.payload_len),
+            (_, Buffer::Untagged { qn: 0, .. }) => Ok(()),
+            _ => self.commit(pending),
+        };
+        // RFC 6581: the first message from the initiator opens the responder's TX.
+        let mut s = self.eng.shared.lock();
+        if s.rtr_wait {
+            s.rtr_wait = false;
+            drop(s);
+            self.defer(Action::Kick)?;
+        }
+        r
+    }
+}
+
+impl Sink<'_> {
+    /// Commits a request that carried no payload.
+    fn commit(&mut self, pending: Pending) -> Result<(), TermCause> {
+        match pending {
+            Pending::Read(req) => {
+                self.eng
+                    .shared
+                    .lock()
+                    .irq
+                    .push(req)
+                    .map_err(|_| TermCause::DDP_MSN_NO_BUFFER)?;
+                self.defer(Action::Kick)
+            }
+            Pending::Atomic {
+                mem,
+                to,
+                op,
+                request_id,
+            } => {
+                // RFC 7306 §5.3: atomic against every other access to the word.
+                let original = mem
+                    .atomic64(to, &|old| op.apply(old).new)
+                    .map_err(|_| TermCause::RDMAP_CATASTROPHIC_STREAM)?;
+                self.eng
+                    .shared
+                    .lock()
+                    .irq
+                    .push(Inbound::AtomicResponse { request_id, original })
+                    .map_err(|_| TermCause::DDP_MSN_NO_BUFFER)?;
+                self.defer(Action::Kick)
+            }
+            Pending::Terminate(cause) => {
+                self.ctx.dead = true;
+                self.defer(Action::PeerTerminate(cause))
+            }
+            Pending::AtomicResponse(original) => self.atomic_response_end(original),
+            Pending::RtrSend | Pending::None => Ok(()),
+        }
+    }
+}
+
+impl Engine {
+    /// `StreamConsumer::rx` (softirq, socket lock held): parses and places
+    /// everything; returns `data.len()`.
+    pub(super) fn rx(self: &Arc<Self>, data: &[u8]) -> usize {
+        let mut rest = data;
+        while !rest.is_empty() {
+            let n = rest.len().min(CHUNK);
+            let (chunk, tail) = rest.split_at(n);
+            rest = tail;
+            let failed = {
+                let mut st = self.rx.lock();
+                let RxState { parser, ctx } = &mut *st;
+                if ctx.dead {
+                    break;
+                }
+                match parser.feed(chunk, &mut Sink { eng: self, ctx }) {
+                    Ok(()) => None,
+                    Err(e) => {
+                        ctx.dead = true;
+                        Some((e.terminate, ctx.recv.take()))
+                    }
+                }
+            };
+            self.run_deferred();
+            if let Some((t, recv)) = failed {
+                self.rx_failed(t, recv);
+                break;
+            }
+        }
+        data.len()
+    }
+
+    /// Runs what the sink deferred, one action per RX lock hold.
+    fn run_deferred(self: &Arc<Self>) {
+        let mut i = 0;
+        loop {
+            let a = {
+                let mut st = self.rx.lock();
+                let ctx = &mut st.ctx;
+                if i >= ctx.n_deferred {
+                    ctx.n_deferred = 0;
+                    break;
+                }
+                let a = ctx.deferred.get_mut(i).and_then(Option::take);
+                i += 1;
+                a
+            };
+            match a {
+                Some(Action::Recv {
+                    wqe,
+                    status,
+                    len,
+                    flags,
+                    ex,
+                    solicited,
+                }) => self.qp.rq_complete(&wqe, status, len, flags, ex, solicited),
+                Some(Action::Reap) => {
+                    if self.reap() {
+                        self.fail(None);
+                    }
+                }
+                Some(Action::Kick) => self.kick(),
+                Some(Action::PeerTerminate(cause)) => self.peer_terminate(cause),
+                None => {}
+            }
+        }
+    }
+
+    /// A stream error found by RX: complete the receive in progress, send
+    /// the Terminate, QP to ERROR.
+    fn rx_failed(self: &Arc<Self>, t: TerminateRepr, recv: Option<Recv>) {
+        if let Some(r) = recv {
+            let status = if t.cause == TermCause::DDP_MESSAGE_TOO_LONG {
+                WcStatus::LocLenErr
+            } else {
+                WcStatus::LocProtErr
+            };
+            self.qp.rq_complete(&r.wqe, status, 0, WcFlags::NONE, 0, false);
+        }
+        pr_info!("qp {}: sending Terminate {:?}\n", self.qp.num(), t.cause);
+        self.fail(Some(t));
+    }
+
+    /// The peer sent a Terminate (RFC 5040 §5.3): the oldest unfinished
+    /// send WQE gets its error, everything else is flushed.
+    fn peer_terminate(self: &Arc<Self>, cause: TermCause) {
+        pr_info!("qp {}: peer sent Terminate {:?}\n", self.qp.num(), cause);
+        {
+            let mut s = self.shared.lock();
+            for i in 0..s.inflight.len() {
+                if let Some(e) = s.inflight.get_mut(i) {
+                    if e.status.is_none() {
+                        e.status = Some(causes::peer_status(cause));
+                        break;
+                    }
+                }
+            }
+            if matches!(s.phase, Phase::Running) {
+                s.phase = Phase::Closing {
+                    abortive: false,
+                    terminate: None,
+                };
+            }
+        }
+        let ev = match causes::peer_status(cause) {
+            WcStatus::RemAccessErr => QpEvent::AccessErr,
+            WcStatus::RemInvReqErr => QpEvent::ReqErr,
+            _ => QpEvent::Fatal,
+        };
+        self.qp.event(ev);
+        self.qp.set_error();
+        self.kick();
+    }
+}

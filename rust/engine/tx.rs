@@ -1,0 +1,637 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Transmit side: the TX work item turns send WQEs, inbound Read/Atomic
+//! requests and Terminates into RDMAP messages (RFC 5040 §4, RFC 7306 §4-§6),
+//! cuts them into DDP segments of at most MULPDU octets (RFC 5041 §5) framed
+//! as MPA FPDUs (RFC 5044 §4) and writes them to the stream without blocking.
+
+use super::{Engine, Inbound, Inflight, Local, Outbound, Phase};
+use crate::{
+    cq::WcStatus,
+    ffi::crc::KernelCrc32c,
+    mem::{Access, Mem},
+    proto::{
+        atomic::{AOpCode, AtomicFields},
+        crc::{crc32c_finish, Crc32c, CRC32C_INIT},
+        ddp::{self, Buffer},
+        mpa::Rtr,
+        rdmap::{AtomicRequest, AtomicResponse, Header, Opcode, ReadRequest},
+        terminate::TerminateRepr,
+        tx::{Piece, TxFramer, TxMessage},
+    },
+    qp::{SendOp, SendWqe, MAX_INLINE},
+};
+use kernel::{alloc::KVVec, prelude::*, sync::Arc};
+
+/// Room in the wire buffer beyond MULPDU: length field, PAD, CRC.
+const FRAME_EXTRA: usize = 2 + 3 + 4;
+
+/// Where a message's payload comes from.
+enum Src {
+    None,
+    Inline([u8; MAX_INLINE]),
+    Local(Local),
+    /// Read Response: the region named by the Read Request's Data Source.
+    Region { mem: Arc<Mem>, addr: u64 },
+}
+
+impl Src {
+    fn read(&self, off: u32, out: &mut [u8]) -> Result {
+        match self {
+            Self::None => {
+                if out.is_empty() {
+                    Ok(())
+                } else {
+                    Err(EINVAL)
+                }
+            }
+            Self::Inline(d) => {
+                let start = off as usize;
+                let src = d.get(start..start + out.len()).ok_or(EINVAL)?;
+                out.copy_from_slice(src);
+                Ok(())
+            }
+            Self::Local(l) => l.read(u64::from(off), out),
+            Self::Region { mem, addr } => mem.read(addr.checked_add(u64::from(off)).ok_or(EINVAL)?, out),
+        }
+    }
+}
+
+/// What happens when the last FPDU of a message is in the socket.
+#[derive(Clone, Copy)]
+enum Done {
+    Nothing,
+    /// The in-flight WQE `seq` is complete.
+    Complete(u64),
+    /// An RDMA Write with Immediate: the Immediate Data message follows.
+    ThenImm { seq: u64, imm: u64, solicited: bool },
+    /// A Terminate is out: close the stream (RFC 5040 §5.3).
+    Shutdown,
+}
+
+/// A message being sent.
+struct Msg {
+    tmpl: TxMessage,
+    /// Payload octets already framed.
+    off: u32,
+    src: Src,
+    done: Done,
+}
+
+/// TX state; [`Engine::tx`] protects it (the TX work only).
+pub(super) struct TxState {
+    framer: TxFramer,
+    wire: KVVec<u8>,
+    len: usize,
+    sent: usize,
+    cur: Option<Msg>,
+    /// Completes when `wire` is fully sent (the message's last FPDU).
+    after: Done,
+    /// Next MSN per untagged queue (RFC 5041 §5.1: starts at 1).
+    msn: [u32; 4],
+    prefer_inbound: bool,
+}
+
+/// What the TX loop does next.
+enum Next {
+    /// An FPDU is in `wire`.
+    Built,
+    /// Nothing to send now.
+    Idle,
+    /// Close the stream.
+    Shutdown(bool),
+}
+
+impl TxState {
+    pub(super) fn new(framer: TxFramer, mulpdu: u16) -> Result<Self> {
+        Ok(Self {
+            framer,
+            wire: KVVec::from_elem(0u8, usize::from(mulpdu) + FRAME_EXTRA, GFP_KERNEL)?,
+            len: 0,
+            sent: 0,
+            cur: None,
+            after: Done::Nothing,
+            msn: [1; 4],
+            prefer_inbound: false,
+        })
+    }
+
+    /// Drops the message in progress and its region references.
+    pub(super) fn reset(&mut self) {
+        self.cur = None;
+        self.len = 0;
+        self.sent = 0;
+        self.after = Done::Nothing;
+    }
+
+    fn next_msn(&mut self, qn: u32) -> u32 {
+        match self.msn.get_mut(qn as usize) {
+            Some(m) => {
+                let v = *m;
+                *m = m.wrapping_add(1);
+                v
+            }
+            None => 0,
+        }
+    }
+
+    fn untagged(&mut self, op: Opcode, ulp_word: u32, rdmap: Header, len: u32) -> TxMessage {
+        let msn = self.next_msn(op.queue().unwrap_or(0));
+        TxMessage::untagged(op, msn, ulp_word, rdmap, len)
+    }
+}
+
+/// The operation's opcode on the wire for a Send variant.
+fn send_opcode(w: &SendWqe) -> Opcode {
+    match (w.op == SendOp::SendInv, w.solicited) {
+        (false, false) => Opcode::Send,
+        (false, true) => Opcode::SendSe,
+        (true, false) => Opcode::SendInvalidate,
+        (true, true) => Opcode::SendSeInvalidate,
+    }
+}
+
+/// The RFC 7306 §5.2.1 request fields of an atomic WQE; `atomic` is
+/// `[swap or add, compare, swap mask, compare or add mask]`.
+fn atomic_fields(w: &SendWqe) -> (AOpCode, AtomicFields) {
+    let [a0, a1, a2, a3] = w.atomic;
+    match w.op {
+        SendOp::FetchAdd => (AOpCode::FetchAdd, AtomicFields::fetch_add(a0)),
+        SendOp::MaskedFetchAdd => (
+            AOpCode::FetchAdd,
+            AtomicFields {
+                add_swap_data: a0,
+                add_swap_mask: a3,
+                compare_data: 0,
+                compare_mask: !0,
+            },
+        ),
+        SendOp::MaskedCmpSwap => (
+            AOpCode::CmpSwap,
+            AtomicFields {
+                add_swap_data: a0,
+                add_swap_mask: a2,
+                compare_data: a1,
+                compare_mask: a3,
+            },
+        ),
+        _ => (AOpCode::CmpSwap, AtomicFields::cmp_swap(a1, a0)),
+    }
+}
+
+impl Engine {
+    /// The TX work: sends what is queued until the socket is full, nothing
+    /// is left, or the stream closes.
+    pub(super) fn tx_run(self: &Arc<Self>) {
+        let mut tx = self.tx.lock();
+        loop {
+            if tx.sent < tx.len {
+                let (sent, len) = (tx.sent, tx.len);
+                let r = match tx.wire.get(sent..len) {
+                    Some(b) => self.stream.send(&[b], false),
+                    None => Err(EINVAL),
+                };
+                match r {
+                    Ok(n) if n > 0 => {
+                        tx.sent = sent.saturating_add(n).min(len);
+                        continue;
+                    }
+                    // Full: `write_space` kicks the work again.
+                    Ok(_) => return,
+                    Err(e) if e == EAGAIN => return,
+                    Err(_) => {
+                        tx.reset();
+                        drop(tx);
+                        self.fail(None);
+                        self.shutdown(true);
+                        return;
+                    }
+                }
+            }
+            let after = core::mem::replace(&mut tx.after, Done::Nothing);
+            if let Done::Shutdown = after {
+                tx.reset();
+                drop(tx);
+                self.shutdown(false);
+                return;
+            }
+            self.message_sent(&mut tx, after);
+            match self.next_fpdu(&mut tx) {
+                Next::Built => {}
+                Next::Idle => return,
+                Next::Shutdown(abortive) => {
+                    tx.reset();
+                    drop(tx);
+                    self.shutdown(abortive);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn shutdown(&self, abortive: bool) {
+        self.set_phase_closed();
+        self.stream.shutdown(abortive);
+    }
+
+    /// The last FPDU of a message is in the socket.
+    fn message_sent(self: &Arc<Self>, tx: &mut TxState, after: Done) {
+        match after {
+            Done::Nothing | Done::Shutdown => {}
+            Done::Complete(seq) => {
+                self.finish(seq, WcStatus::Success, None);
+                if self.reap() {
+                    self.fail(None);
+                }
+            }
+            Done::ThenImm { seq, imm, solicited } => {
+                let op = if solicited {
+                    Opcode::ImmediateDataSe
+                } else {
+                    Opcode::ImmediateData
+                };
+                // RFC 7306 §6: Immediate Data follows the Write on QN 0.
+                let tmpl = tx.untagged(op, 0, Header::Immediate(imm), 0);
+                tx.cur = Some(Msg {
+                    tmpl,
+                    off: 0,
+                    src: Src::None,
+                    done: Done::Complete(seq),
+                });
+            }
+        }
+    }
+
+    /// Frames the next FPDU into `tx.wire`.
+    fn next_fpdu(self: &Arc<Self>, tx: &mut TxState) -> Next {
+        loop {
+            {
+                let mut s = self.shared.lock();
+                match &mut s.phase {
+                    Phase::Closed => return Next::Idle,
+                    Phase::Closing { abortive, terminate } => {
+                        let abortive = *abortive;
+                        if let Some(t) = terminate.take() {
+                            drop(s);
+                            tx.cur = Some(terminate_msg(tx, t));
+                        } else if abortive || tx.cur.is_none() {
+                            return Next::Shutdown(abortive);
+                        }
+                    }
+                    Phase::Running => {}
+                }
+            }
+            if tx.cur.is_none() && !self.pick(tx) {
+                return Next::Idle;
+            }
+            if tx.cur.is_some() {
+                return match self.frame(tx) {
+                    Ok(()) => Next::Built,
+                    Err(()) => {
+                        tx.reset();
+                        Next::Shutdown(true)
+                    }
+                };
+            }
+        }
+    }
+
+    /// Chooses the next message: the RTR, then inbound responses and SQ
+    /// WQEs in turn. Returns false if there is nothing to send.
+    fn pick(self: &Arc<Self>, tx: &mut TxState) -> bool {
+        let rtr = {
+            let mut s = self.shared.lock();
+            if s.rtr_wait {
+                return false;
+            }
+            s.rtr_send.take()
+        };
+        if let Some(rtr) = rtr {
+            return self.rtr(tx, rtr);
+        }
+        tx.prefer_inbound = !tx.prefer_inbound;
+        if tx.prefer_inbound {
+            self.pick_inbound(tx) || self.pick_sq(tx)
+        } else {
+            self.pick_sq(tx) || self.pick_inbound(tx)
+        }
+    }
+
+    /// RFC 6581 §5: the initiator's zero-length RTR message.
+    fn rtr(self: &Arc<Self>, tx: &mut TxState, rtr: Rtr) -> bool {
+        let tmpl = match rtr {
+            Rtr::Send => tx.untagged(Opcode::Send, 0, Header::None, 0),
+            Rtr::Write => TxMessage::tagged(Opcode::Write, 0, 0, 0),
+            Rtr::Read => {
+                let pushed = self.shared.lock().orq.push(Outbound::Read {
+                    seq: None,
+                    sink_stag: 0,
+                    sink_to: 0,
+                    size: 0,
+                    placed: 0,
+                    inv: None,
+                });
+                if pushed.is_err() {
+                    return false;
+                }
+                let req = ReadRequest {
+                    sink_stag: 0,
+                    sink_to: 0,
+                    size: 0,
+                    source_stag: 0,
+                    source_to: 0,
+                };
+                tx.untagged(Opcode::ReadRequest, 0, Header::ReadRequest(req), 0)
+            }
+        };
+        tx.cur = Some(Msg {
+            tmpl,
+            off: 0,
+            src: Src::None,
+            done: Done::Nothing,
+        });
+        true
+    }
+
+    /// The oldest inbound request becomes a Read Response or Atomic Response.
+    fn pick_inbound(&self, tx: &mut TxState) -> bool {
+        let Some(req) = self.shared.lock().irq.pop_front() else {
+            return false;
+        };
+        let msg = match req {
+            Inbound::Read {
+                sink_stag,
+                sink_to,
+                size,
+                src,
+                src_to,
+            } => Msg {
+                // RFC 5040 §4.5: the Read Response targets the Data Sink.
+                tmpl: TxMessage::tagged(Opcode::ReadResponse, sink_stag, sink_to, size),
+                off: 0,
+                src: match src {
+                    Some(mem) => Src::Region { mem, addr: src_to },
+                    None => Src::None,
+                },
+                done: Done::Nothing,
+            },
+            Inbound::AtomicResponse { request_id, original } => Msg {
+                tmpl: tx.untagged(
+                    Opcode::AtomicResponse,
+                    0,
+                    Header::AtomicResponse(AtomicResponse { request_id, original }),
+                    0,
+                ),
+                off: 0,
+                src: Src::None,
+                done: Done::Nothing,
+            },
+        };
+        tx.cur = Some(msg);
+        true
+    }
+
+    /// Takes the next SQ WQE if its ordering rules allow; local operations
+    /// run at once. Returns true if a message was set up.
+    fn pick_sq(self: &Arc<Self>, tx: &mut TxState) -> bool {
+        loop {
+            let Some(w) = self.qp.sq_peek() else {
+                return false;
+            };
+            let needs_orq = matches!(
+                w.op,
+                SendOp::Read
+                    | SendOp::ReadInv
+                    | SendOp::CmpSwap
+                    | SendOp::FetchAdd
+                    | SendOp::MaskedCmpSwap
+                    | SendOp::MaskedFetchAdd
+            );
+            let seq = {
+                let mut s = self.shared.lock();
+                // Fence: wait for outstanding Reads and Atomics. ORD bounds
+                // the requests in flight (RFC 5040 §6.5, RFC 7306 §5.2).
+                if (w.fence && !s.orq.is_empty())
+                    || (needs_orq && s.orq.len() >= self.params.ord as usize)
+                {
+                    return false;
+                }
+                let byte_len = u32::try_from(w.len()).unwrap_or(u32::MAX);
+                let seq = s.base_seq.wrapping_add(s.inflight.len() as u64);
+                let e = Inflight {
+                    wr_id: w.wr_id,
+                    op: w.op,
+                    signaled: w.signaled,
+                    byte_len,
+                    status: None,
+                };
+                if s.inflight.push(e).is_err() {
+                    return false;
+                }
+                seq
+            };
+            self.qp.sq_advance();
+            match self.start_wqe(tx, &w, seq) {
+                Ok(true) => return true,
+                Ok(false) => {}
+                Err(status) => {
+                    self.finish(seq, status, None);
+                    self.reap();
+                    self.fail(None);
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Sets up the message of WQE `w` (in-flight `seq`); `Ok(false)` for a
+    /// local operation that is done already.
+    fn start_wqe(self: &Arc<Self>, tx: &mut TxState, w: &SendWqe, seq: u64) -> Result<bool, WcStatus> {
+        let len = u32::try_from(w.len()).map_err(|_| WcStatus::LocLenErr)?;
+        let resolve = |need: Access| {
+            Local::resolve(self.qp.dev(), self.qp.pd(), w.sges(), need).map_err(|_| WcStatus::LocProtErr)
+        };
+        let payload = || -> Result<Src, WcStatus> {
+            if w.inline {
+                Ok(Src::Inline(w.inline_data))
+            } else {
+                Ok(Src::Local(resolve(Access::NONE)?))
+            }
+        };
+        let (tmpl, src, done) = match w.op {
+            SendOp::RegMr | SendOp::LocalInv => {
+                let status = self.qp.exec_local(w);
+                self.finish(seq, status, None);
+                if self.reap() {
+                    return Err(status);
+                }
+                return Ok(false);
+            }
+            SendOp::Send | SendOp::SendInv => {
+                let inv = if w.op == SendOp::SendInv { w.inv_rkey } else { 0 };
+                let src = payload()?;
+                let op = send_opcode(w);
+                let msn = tx.next_msn(0);
+                (TxMessage::send(op, msn, inv, len), src, Done::Complete(seq))
+            }
+            SendOp::Write | SendOp::WriteImm => {
+                let src = payload()?;
+                let tmpl = TxMessage::tagged(Opcode::Write, w.rkey, w.remote_addr, len);
+                let done = if w.op == SendOp::WriteImm {
+                    Done::ThenImm {
+                        seq,
+                        imm: w.imm,
+                        solicited: w.solicited,
+                    }
+                } else {
+                    Done::Complete(seq)
+                };
+                (tmpl, src, done)
+            }
+            SendOp::Read | SendOp::ReadInv => {
+                // One sink buffer: the Read Request names a single STag.
+                if w.sges().len() > 1 {
+                    return Err(WcStatus::LocQpOpErr);
+                }
+                let sink = resolve(Access::LOCAL_WRITE)?;
+                drop(sink);
+                let (stag, to) = w.sges().first().map_or((0, 0), |s| (s.lkey, s.addr));
+                let inv = (w.op == SendOp::ReadInv).then_some(w.inv_rkey);
+                self.shared
+                    .lock()
+                    .orq
+                    .push(Outbound::Read {
+                        seq: Some(seq),
+                        sink_stag: stag,
+                        sink_to: to,
+                        size: len,
+                        placed: 0,
+                        inv,
+                    })
+                    .map_err(|_| WcStatus::LocQpOpErr)?;
+                let req = ReadRequest {
+                    sink_stag: stag,
+                    sink_to: to,
+                    size: len,
+                    source_stag: w.rkey,
+                    source_to: w.remote_addr,
+                };
+                let tmpl = tx.untagged(Opcode::ReadRequest, 0, Header::ReadRequest(req), 0);
+                (tmpl, Src::None, Done::Nothing)
+            }
+            SendOp::CmpSwap | SendOp::FetchAdd | SendOp::MaskedCmpSwap | SendOp::MaskedFetchAdd => {
+                let result = resolve(Access::LOCAL_WRITE)?;
+                if result.total() < 8 {
+                    return Err(WcStatus::LocLenErr);
+                }
+                let (opcode, fields) = atomic_fields(w);
+                let request_id = {
+                    let mut s = self.shared.lock();
+                    let id = s.next_request_id;
+                    s.next_request_id = id.wrapping_add(1);
+                    s.orq
+                        .push(Outbound::Atomic {
+                            seq,
+                            request_id: id,
+                            result,
+                        })
+                        .map_err(|_| WcStatus::LocQpOpErr)?;
+                    id
+                };
+                let req = AtomicRequest {
+                    opcode,
+                    request_id,
+                    stag: w.rkey,
+                    to: w.remote_addr,
+                    fields,
+                };
+                let tmpl = tx.untagged(Opcode::AtomicRequest, 0, Header::AtomicRequest(req), 0);
+                (tmpl, Src::None, Done::Nothing)
+            }
+        };
+        tx.cur = Some(Msg {
+            tmpl,
+            off: 0,
+            src,
+            done,
+        });
+        Ok(true)
+    }
+
+    /// Frames the next FPDU of `tx.cur` into `tx.wire`; `Err` if the
+    /// message cannot be framed or its payload cannot be read.
+    fn frame(&self, tx: &mut TxState) -> Result<(), ()> {
+        let TxState {
+            framer,
+            wire,
+            len,
+            sent,
+            cur,
+            after,
+            ..
+        } = tx;
+        let msg = cur.as_mut().ok_or(())?;
+        let total = msg.tmpl.payload_len;
+        let off = msg.off;
+        // The rest of the message as a message of its own: same segments,
+        // except that the RDMAP header goes only into the first one and an
+        // untagged MO must count from the real start (patched below).
+        let mut rest = msg.tmpl;
+        rest.payload_len = total.saturating_sub(off);
+        if off > 0 {
+            rest.rdmap = Header::None;
+            if let Buffer::Tagged { stag, to } = rest.ddp {
+                rest.ddp = Buffer::Tagged {
+                    stag,
+                    to: to.wrapping_add(u64::from(off)),
+                };
+            }
+        }
+        let f = framer.frames(&rest).map_err(|_| ())?.next().ok_or(())?;
+        let patch_mo = off > 0 && matches!(rest.ddp, Buffer::Untagged { .. });
+        let mut pos = 0usize;
+        for p in f.pieces() {
+            let n = p.len();
+            let dst = wire.get_mut(pos..pos + n).ok_or(())?;
+            match p {
+                Piece::Bytes(b) => dst.copy_from_slice(b),
+                Piece::Marker(m) => dst.copy_from_slice(&m),
+                Piece::Payload(r) => {
+                    let at = off.checked_add(u32::try_from(r.start).map_err(|_| ())?).ok_or(())?;
+                    msg.src.read(at, dst).map_err(|_| ())?;
+                }
+                Piece::Crc => {
+                    let v = if self.params.crc {
+                        crc32c_finish(KernelCrc32c.update(CRC32C_INIT, wire.get(..pos).ok_or(())?))
+                    } else {
+                        0
+                    };
+                    wire.get_mut(pos..pos + n).ok_or(())?.copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            if pos == 0 && patch_mo {
+                // The header is the first piece (no markers are sent).
+                let hdr = wire.get_mut(2..2 + ddp::UNTAGGED_HDR_LEN).ok_or(())?;
+                ddp::Packet::new_unchecked(hdr).set_mo(off);
+            }
+            pos += n;
+        }
+        msg.off = off.saturating_add(f.payload.len() as u32);
+        *len = pos;
+        *sent = 0;
+        if msg.off >= total {
+            *after = msg.done;
+            *cur = None;
+        }
+        Ok(())
+    }
+}
+
+/// RFC 5040 §4.8: the Terminate message on QN 2, then the stream closes.
+fn terminate_msg(tx: &mut TxState, t: TerminateRepr) -> Msg {
+    Msg {
+        tmpl: tx.untagged(Opcode::Terminate, 0, Header::Terminate(t), 0),
+        off: 0,
+        src: Src::None,
+        done: Done::Shutdown,
+    }
+}
