@@ -36,11 +36,6 @@ impl Access {
     pub(crate) fn contains(self, need: Self) -> bool {
         self.0 & need.0 == need.0
     }
-
-    /// True if any remote right is granted.
-    pub(crate) fn remote(self) -> bool {
-        self.0 & (Self::REMOTE_WRITE.0 | Self::REMOTE_READ.0 | Self::REMOTE_ATOMIC.0) != 0
-    }
 }
 
 /// Why an STag check failed; the engine maps these to Terminate codes

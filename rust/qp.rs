@@ -110,11 +110,6 @@ impl SendOp {
             Self::MaskedFetchAdd => WcOpcode::MaskedFetchAdd,
         }
     }
-
-    /// True for operations that never reach the wire.
-    pub(crate) fn is_local(self) -> bool {
-        matches!(self, Self::RegMr | Self::LocalInv)
-    }
 }
 
 /// A posted send work request.
@@ -535,16 +530,19 @@ impl Qp {
     }
 
     /// Outbound Read/Atomic limit (`max_rd_atomic`).
+    #[allow(dead_code)] // contract for the engine (interfaces: ORD/IRD, QP rights)
     pub(crate) fn ord(&self) -> u32 {
         self.inner.lock().ord
     }
 
     /// Inbound Read/Atomic limit (`max_dest_rd_atomic`).
+    #[allow(dead_code)] // contract for the engine (interfaces: ORD/IRD, QP rights)
     pub(crate) fn ird(&self) -> u32 {
         self.inner.lock().ird
     }
 
     /// `IB_ACCESS_REMOTE_*` rights the consumer enabled on the QP.
+    #[allow(dead_code)] // contract for the engine (interfaces: ORD/IRD, QP rights)
     pub(crate) fn access(&self) -> u32 {
         self.inner.lock().access
     }

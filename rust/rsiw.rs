@@ -2,8 +2,6 @@
 //! rsiw: a software iWARP RNIC (RFC 5040, RFC 5041, RFC 5044, RFC 7306) for
 //! the Linux RDMA subsystem.
 
-// Engine-facing API: used once rust/engine/ lands.
-#[allow(dead_code)]
 mod cq;
 mod cm;
 mod device;
@@ -11,18 +9,11 @@ mod driver;
 mod engine;
 mod ffi;
 mod link;
-// Engine-facing API: used once rust/engine/ lands.
-#[allow(dead_code)]
 mod mem;
 mod netdev_events;
 mod stream;
-// Engine-facing API: used once rust/engine/ lands.
-#[allow(dead_code)]
 mod qp;
-#[allow(dead_code)]
 mod slots;
-// Engine-facing API: used once rust/engine/ lands.
-#[allow(dead_code)]
 mod srq;
 // User rings: used once the verbs objects take udata.
 #[allow(dead_code)]

@@ -16,8 +16,6 @@ struct Inner<T> {
     /// Where the next cyclic search starts, so a freed number is not reused
     /// at once (a stale STag or QP number then misses instead of aliasing).
     next: usize,
-    /// Occupied entries.
-    used: usize,
 }
 
 /// A table of `Arc<T>` indexed by `first..limit`.
@@ -42,7 +40,7 @@ impl<T: Send + Sync> Slots<T> {
             first,
             limit,
             inner <- crate::new_irq_spinlock!(
-                Inner { slots: KVVec::new(), next: 0, used: 0 },
+                Inner { slots: KVVec::new(), next: 0 },
                 "rsiw_slots"
             ),
         })
@@ -52,11 +50,6 @@ impl<T: Send + Sync> Slots<T> {
     pub(crate) fn get(&self, index: usize) -> Option<Arc<T>> {
         let inner = self.inner.lock();
         inner.slots.get(index)?.clone()
-    }
-
-    /// Occupied entries.
-    pub(crate) fn len(&self) -> usize {
-        self.inner.lock().used
     }
 
     /// Stores `obj` at a free index and returns the index; `ENOMEM` when all
@@ -69,7 +62,6 @@ impl<T: Send + Sync> Slots<T> {
                 if let Some(i) = self.free_index(&inner) {
                     let slot = inner.slots.get_mut(i).ok_or(EINVAL)?;
                     *slot = obj.take();
-                    inner.used += 1;
                     inner.next = i + 1;
                     return Ok(i);
                 }
@@ -116,8 +108,6 @@ impl<T: Send + Sync> Slots<T> {
     /// Removes and returns the object at `index`.
     pub(crate) fn remove(&self, index: usize) -> Option<Arc<T>> {
         let mut inner = self.inner.lock();
-        let obj = inner.slots.get_mut(index)?.take()?;
-        inner.used = inner.used.saturating_sub(1);
-        Some(obj)
+        inner.slots.get_mut(index)?.take()
     }
 }

@@ -45,10 +45,6 @@ impl RecvWqe {
         self.sge.get(..usize::from(self.num_sge)).unwrap_or(&[])
     }
 
-    /// Total bytes the buffers hold (saturating: lengths are 32-bit each).
-    pub(crate) fn len(&self) -> u64 {
-        self.sges().iter().map(|s| u64::from(s.len)).sum()
-    }
 }
 
 /// A fixed-size FIFO of receive WQEs.

@@ -8,7 +8,6 @@ mod callbacks;
 mod callbacks_cm;
 mod callbacks_obj;
 mod callbacks_uq;
-#[allow(dead_code)] // engine-facing API
 pub(crate) mod cq;
 pub(crate) mod crc;
 pub(crate) mod ib;
@@ -16,17 +15,13 @@ pub(crate) mod iwcm;
 pub(crate) mod lock;
 #[allow(dead_code)] // user queues, wired by the verbs objects
 pub(crate) mod mmap;
-#[allow(dead_code)] // engine-facing API
 pub(crate) mod mr;
 pub(crate) mod netdev;
 pub(crate) mod obj;
-#[allow(dead_code)] // engine-facing API
 pub(crate) mod qp;
 pub(crate) mod registration;
 pub(crate) mod registry;
 pub(crate) mod sock;
-#[allow(dead_code)] // engine-facing API
 pub(crate) mod srq;
 pub(crate) mod udata;
-#[allow(dead_code)] // engine-facing API
 pub(crate) mod umem;

@@ -24,8 +24,6 @@ pub(crate) enum QpEvent {
     ReqErr,
     /// `IB_EVENT_QP_ACCESS_ERR`: a protection error (Terminate).
     AccessErr,
-    /// `IB_EVENT_COMM_EST`.
-    CommEst,
     /// `IB_EVENT_QP_LAST_WQE_REACHED` (SRQ QP went to ERROR).
     LastWqeReached,
 }
@@ -67,7 +65,6 @@ impl IbQpRef {
             QpEvent::Fatal => b::ib_event_type_IB_EVENT_QP_FATAL,
             QpEvent::ReqErr => b::ib_event_type_IB_EVENT_QP_REQ_ERR,
             QpEvent::AccessErr => b::ib_event_type_IB_EVENT_QP_ACCESS_ERR,
-            QpEvent::CommEst => b::ib_event_type_IB_EVENT_COMM_EST,
             QpEvent::LastWqeReached => b::ib_event_type_IB_EVENT_QP_LAST_WQE_REACHED,
         };
         // SAFETY: valid per the type invariant.
