@@ -205,6 +205,48 @@ pub unsafe extern "C" fn req_notify_cq(cq: *mut sys::ibv_cq, solicited_only: c_i
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::ring::shared_pair;
+
+    #[test]
+    fn poll_drains_in_order_across_wrap_and_arms() {
+        let (ring, kernel) = shared_pair(4, CQE_SIZE);
+        let mut cq = Cq {
+            ibv_cq: Default::default(),
+            ring: Some(ring),
+            head: Mutex::new(0),
+        };
+        let push = |i: u32| {
+            let c = Cqe {
+                wr_id: u64::from(i),
+                ..cqe(CqOpcode::Send as u8, 0, 0, 0)
+            };
+            kernel.put(i, &c);
+            kernel.producer().store(i + 1, Ordering::Release);
+        };
+        let mut wc = [sys::ibv_wc::default(); 8];
+        // SAFETY: a CQ of the test's own making; wc holds 8 entries.
+        let poll = |cq: &mut Cq, wc: &mut [sys::ibv_wc], n| unsafe { poll_cq(&mut cq.ibv_cq, n, wc.as_mut_ptr()) };
+        assert_eq!(poll(&mut cq, &mut wc, 8), 0);
+        for i in 0..3 {
+            push(i);
+        }
+        assert_eq!(poll(&mut cq, &mut wc, 2), 2);
+        assert_eq!((wc[0].wr_id, wc[1].wr_id), (0, 1));
+        assert_eq!(kernel.consumer().load(Ordering::Acquire), 2);
+        for i in 3..6 {
+            push(i);
+        }
+        assert_eq!(poll(&mut cq, &mut wc, 8), 4);
+        let ids: Vec<u64> = wc[..4].iter().map(|w| w.wr_id).collect();
+        assert_eq!(ids, [2, 3, 4, 5]);
+        assert_eq!(kernel.consumer().load(Ordering::Acquire), 6);
+        // SAFETY: as above.
+        assert_eq!(unsafe { req_notify_cq(&mut cq.ibv_cq, 1) }, 0);
+        assert_eq!(kernel.flags().load(Ordering::Acquire), CQ_ARM_SOLICITED);
+        // SAFETY: as above.
+        assert_eq!(unsafe { req_notify_cq(&mut cq.ibv_cq, 0) }, 0);
+        assert_eq!(kernel.flags().load(Ordering::Acquire), CQ_ARM_SOLICITED | CQ_ARM_NEXT);
+    }
 
     fn cqe(opcode: u8, status: u8, flags: u8, ex: u64) -> Cqe {
         Cqe {

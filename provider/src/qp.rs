@@ -103,6 +103,20 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Qp {
+    /// A QP with no rings yet, at its final address.
+    fn new_boxed(driver_id: u32) -> Box<Self> {
+        Box::new(Qp {
+            vqp: Default::default(),
+            sq: None,
+            rq: None,
+            sq_state: SqLock::new(),
+            rq_tail: Mutex::new(0),
+            send_lim: Limits { max_sge: 0, max_inline: 0 },
+            max_recv_sge: 0,
+            driver_id,
+        })
+    }
+
     /// The QP behind an `ibv_qp` of ours.
     ///
     /// # Safety
@@ -208,16 +222,7 @@ pub unsafe extern "C" fn create_qp_ex(
     };
     // SAFETY: a live context of ours.
     let driver_id = unsafe { context::driver_id(ibctx) };
-    let mut qp = Box::new(Qp {
-        vqp: Default::default(),
-        sq: None,
-        rq: None,
-        sq_state: SqLock::new(),
-        rq_tail: Mutex::new(0),
-        send_lim: Limits { max_sge: 0, max_inline: 0 },
-        max_recv_sge: 0,
-        driver_id,
-    });
+    let mut qp = Qp::new_boxed(driver_id);
     let mut cmd = sys::ibv_create_qp::default();
     let mut resp = CreateQpRespFull::default();
     // SAFETY: the boxed QP keeps its address (the kernel's user_handle) for its
@@ -414,3 +419,7 @@ pub unsafe extern "C" fn post_recv(
     // SAFETY: forwarded.
     unsafe { post_rq(ring, &qp.rq_tail, qp.max_recv_sge, wr, bad_wr) }
 }
+
+#[cfg(test)]
+#[path = "qp_test.rs"]
+mod test;

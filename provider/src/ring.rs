@@ -126,6 +126,31 @@ impl Drop for Ring {
     }
 }
 
+/// Two mappings of one ring in a temporary file: the provider's view and a
+/// stand-in for the kernel's, for host tests of the ring protocol.
+#[cfg(test)]
+pub fn shared_pair(entries: u32, elem: usize) -> (Ring, Ring) {
+    use std::os::fd::AsRawFd;
+    let len = ring_bytes(entries, elem).expect("ring size").next_multiple_of(4096);
+    let path = std::env::temp_dir().join(format!(
+        "rsiw-ring-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .expect("temp ring file");
+    let _ = std::fs::remove_file(&path);
+    f.set_len(len as u64).expect("size the ring file");
+    let a = Ring::map(f.as_raw_fd(), 0, len as u64, entries, elem).expect("map ring");
+    let b = Ring::map(f.as_raw_fd(), 0, len as u64, entries, elem).expect("map ring again");
+    (a, b)
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
