@@ -184,6 +184,23 @@ impl Engine {
     pub(super) fn tx_run(self: &Arc<Self>) {
         let mut tx = self.tx.lock();
         loop {
+            // An abortive close does not wait for a socket that may never
+            // drain: RST at once, whatever is half sent.
+            let (abort, closed) = {
+                let s = self.shared.lock();
+                (
+                    matches!(s.phase, Phase::Closing { abortive: true, .. }),
+                    matches!(s.phase, Phase::Closed),
+                )
+            };
+            if abort || closed {
+                tx.reset();
+                drop(tx);
+                if abort {
+                    self.shutdown(true);
+                }
+                return;
+            }
             if tx.sent < tx.len {
                 let (sent, len) = (tx.sent, tx.len);
                 let r = match tx.wire.get(sent..len) {
@@ -268,13 +285,15 @@ impl Engine {
                 let mut s = self.shared.lock();
                 match &mut s.phase {
                     Phase::Closed => return Next::Idle,
-                    Phase::Closing { abortive, terminate } => {
-                        let abortive = *abortive;
+                    Phase::Closing { abortive: true, .. } => return Next::Shutdown(true),
+                    Phase::Closing { terminate, .. } => {
                         if let Some(t) = terminate.take() {
                             drop(s);
+                            // The message in progress is abandoned: the
+                            // Terminate ends the stream (RFC 5040 §5.3).
                             tx.cur = Some(terminate_msg(tx, t));
-                        } else if abortive || tx.cur.is_none() {
-                            return Next::Shutdown(abortive);
+                        } else if tx.cur.is_none() {
+                            return Next::Shutdown(false);
                         }
                     }
                     Phase::Running => {}
