@@ -86,10 +86,10 @@ fn sges(num: u8, max: u32, get: impl Fn(usize) -> Option<awqe::Sge>) -> Option<[
     Some(out)
 }
 
-/// The verbs operation of an SQE opcode; `None` for what users cannot post.
-fn send_op(op: awqe::SqOpcode) -> Option<SendOp> {
+/// The verbs operation of a validated SQE opcode.
+fn send_op(op: awqe::SqOpcode) -> SendOp {
     use awqe::SqOpcode as O;
-    Some(match op {
+    match op {
         O::Send => SendOp::Send,
         O::SendInv => SendOp::SendInv,
         O::Write => SendOp::Write,
@@ -101,22 +101,23 @@ fn send_op(op: awqe::SqOpcode) -> Option<SendOp> {
         O::FetchAdd => SendOp::FetchAdd,
         O::MaskedCmpSwap => SendOp::MaskedCmpSwap,
         O::MaskedFetchAdd => SendOp::MaskedFetchAdd,
-        // No RFC encoding for a Send with Immediate Data.
-        O::SendImm => return None,
-    })
+        // `Sqe::validate` refuses it (no RFC encoding); never a valid WQE.
+        O::SendImm => SendOp::Send,
+    }
 }
 
-/// Validates a copied SQE and turns it into a work request.
+/// Validates a copied SQE (`Sqe::validate`, shared with the provider) and
+/// turns it into a work request.
 fn send_wqe(sqe: &awqe::Sqe, max_sge: u32, max_inline: u32) -> Result<SendWqe, BadWqe> {
     let bad = |status| BadWqe { wr_id: sqe.wr_id, status };
-    let op = sqe.opcode().and_then(send_op).ok_or(bad(WcStatus::LocQpOpErr))?;
-    if sqe.flags & !awqe::SQE_FLAGS_ALL != 0 {
-        return Err(bad(WcStatus::LocQpOpErr));
-    }
+    let op = sqe.validate(max_sge, max_inline).map_err(|e| match e {
+        awqe::SqeError::Inline => bad(WcStatus::LocLenErr),
+        _ => bad(WcStatus::LocQpOpErr),
+    })?;
     let inline = sqe.flags & awqe::SQE_INLINE != 0;
     let mut w = SendWqe {
         wr_id: sqe.wr_id,
-        op,
+        op: send_op(op),
         signaled: sqe.flags & awqe::SQE_SIGNALED != 0,
         solicited: sqe.flags & awqe::SQE_SOLICITED != 0,
         fence: sqe.flags & awqe::SQE_FENCE != 0,
@@ -129,13 +130,6 @@ fn send_wqe(sqe: &awqe::Sqe, max_sge: u32, max_inline: u32) -> Result<SendWqe, B
         ..SendWqe::default()
     };
     if inline {
-        // Only operations that carry local data can carry it inline.
-        if !matches!(op, SendOp::Send | SendOp::SendInv | SendOp::Write | SendOp::WriteImm) {
-            return Err(bad(WcStatus::LocQpOpErr));
-        }
-        if sqe.inline_len > max_inline {
-            return Err(bad(WcStatus::LocLenErr));
-        }
         let data = sqe.inline_data().ok_or(bad(WcStatus::LocLenErr))?;
         w.inline_data
             .get_mut(..data.len())
@@ -146,14 +140,6 @@ fn send_wqe(sqe: &awqe::Sqe, max_sge: u32, max_inline: u32) -> Result<SendWqe, B
     }
     w.sge = sges(sqe.num_sge, max_sge, |i| sqe.sge(i)).ok_or(bad(WcStatus::LocQpOpErr))?;
     w.num_sge = sqe.num_sge;
-    // RFC 7306 §5.2.1: an Atomic returns one 64-bit original value, into one buffer.
-    let atomic = matches!(
-        op,
-        SendOp::CmpSwap | SendOp::FetchAdd | SendOp::MaskedCmpSwap | SendOp::MaskedFetchAdd
-    );
-    if atomic && (w.num_sge != 1 || w.sge[0].len != 8) {
-        return Err(bad(WcStatus::LocQpOpErr));
-    }
     Ok(w)
 }
 

@@ -127,12 +127,12 @@ fn flags_of(wr_flags: u32) -> Result<u8, c_int> {
 }
 
 /// Writes the finished WR (if any) into the ring.
-fn flush_cur(ring: &crate::ring::Ring, st: &mut SqState) {
+fn flush_cur(ring: &crate::ring::Ring, st: &mut SqState, lim: Limits) {
     let Some(sqe) = st.batch.cur.take() else { return };
     if st.batch.err != 0 {
         return;
     }
-    let r = wr::check_sqe(&sqe).and_then(|()| Qp::sq_room(ring, st.tail));
+    let r = wr::check_sqe(&sqe, lim).and_then(|()| Qp::sq_room(ring, st.tail));
     match r {
         Ok(()) => {
             ring.put(st.tail, &sqe);
@@ -151,7 +151,7 @@ unsafe fn begin(x: *mut sys::ibv_qp_ex, op: SqOpcode, fill: impl FnOnce(&mut Sqe
     // SAFETY: forwarded.
     let (qp, st) = unsafe { held(x) };
     let Some(ring) = &qp.sq else { return };
-    flush_cur(ring, st);
+    flush_cur(ring, st, qp.send_lim);
     // SAFETY: x is a live qp_ex (per the requirements).
     let (wr_id, wr_flags) = unsafe { ((*x).wr_id, (*x).wr_flags) };
     let flags = match flags_of(wr_flags) {
@@ -209,7 +209,7 @@ unsafe extern "C" fn wr_complete(x: *mut sys::ibv_qp_ex) -> c_int {
     // SAFETY: between wr_start and here the lock is held.
     let (qp, st) = unsafe { held(x) };
     let Some(ring) = &qp.sq else { return sys::EINVAL as c_int };
-    flush_cur(ring, st);
+    flush_cur(ring, st, qp.send_lim);
     let rc = if st.batch.err != 0 {
         // A failed batch posts nothing (the verbs semantics of wr_complete).
         st.tail = st.batch.start;

@@ -100,22 +100,10 @@ pub unsafe fn set_payload(sqe: &mut Sqe, sges: &[sys::ibv_sge], lim: Limits) -> 
     Ok(())
 }
 
-/// Operation-specific checks once opcode and payload are in place.
-pub fn check_sqe(sqe: &Sqe) -> Result<(), c_int> {
-    let inline = sqe.flags & SQE_INLINE != 0;
-    match sqe.opcode() {
-        Some(SqOpcode::Send | SqOpcode::SendInv | SqOpcode::Write | SqOpcode::WriteImm) => Ok(()),
-        // One sink buffer per Read Request (RFC 5040 §4.4).
-        Some(SqOpcode::Read | SqOpcode::ReadInv) if !inline && sqe.num_sge <= 1 => Ok(()),
-        // RFC 7306 §5.2.1: the original value comes back into one 8-byte buffer.
-        Some(SqOpcode::CmpSwap | SqOpcode::FetchAdd | SqOpcode::MaskedCmpSwap | SqOpcode::MaskedFetchAdd)
-            if !inline && sqe.num_sge == 1 && sqe.sge(0).map(|s| s.length) == Some(8) =>
-        {
-            Ok(())
-        }
-        Some(SqOpcode::LocalInv) if !inline && sqe.num_sge == 0 => Ok(()),
-        _ => Err(EINVAL),
-    }
+/// The checks the kernel applies to every SQE (`Sqe::validate`), reported at
+/// post time as the verbs API expects: `EINVAL`.
+pub fn check_sqe(sqe: &Sqe, lim: Limits) -> Result<(), c_int> {
+    sqe.validate(lim.max_sge, lim.max_inline).map(|_| ()).map_err(|_| EINVAL)
 }
 
 /// The SQE for one verbs send work request.
@@ -171,7 +159,7 @@ pub unsafe fn sqe_from_wr(wr: &sys::ibv_send_wr, lim: Limits) -> Result<Sqe, c_i
     }
     // SAFETY: forwarded requirement.
     unsafe { set_payload(&mut sqe, sges, lim)? };
-    check_sqe(&sqe)?;
+    check_sqe(&sqe, lim)?;
     Ok(sqe)
 }
 

@@ -168,6 +168,19 @@ impl Default for Sqe {
     }
 }
 
+/// Why an SQE is not a work request rsiw can execute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqeError {
+    /// Unknown opcode, or one with no iWARP encoding (Send with Immediate).
+    Opcode,
+    /// Flag bits this ABI does not define.
+    Flags,
+    /// Inline data too long, or inline on an operation without local data.
+    Inline,
+    /// Too many SGEs, or the wrong SGEs for the operation.
+    Sges,
+}
+
 /// SGE `i` of a payload, `None` beyond [`MAX_SGE`].
 fn payload_sge(payload: &[u8; MAX_INLINE], i: usize) -> Option<Sge> {
     let start = i.checked_mul(SGE_SIZE)?;
@@ -207,6 +220,44 @@ impl Sqe {
     /// Stores SGE `i`; `false` beyond [`MAX_SGE`].
     pub fn set_sge(&mut self, i: usize, sge: Sge) -> bool {
         payload_set_sge(&mut self.payload, i, sge)
+    }
+
+    /// Checks that the SQE is a work request rsiw can execute on a QP allowing
+    /// `max_sge` SGEs and `max_inline` inline bytes; returns its opcode. The
+    /// kernel runs this on its copy of every user SQE, the provider on every
+    /// SQE it builds.
+    pub fn validate(&self, max_sge: u32, max_inline: u32) -> Result<SqOpcode, SqeError> {
+        use SqOpcode as O;
+        let op = match self.opcode() {
+            None | Some(O::SendImm) => return Err(SqeError::Opcode),
+            Some(op) => op,
+        };
+        if self.flags & !SQE_FLAGS_ALL != 0 {
+            return Err(SqeError::Flags);
+        }
+        let carries_data = matches!(op, O::Send | O::SendInv | O::Write | O::WriteImm);
+        if self.flags & SQE_INLINE != 0 {
+            let fits = self.inline_len <= max_inline && self.inline_data().is_some();
+            return if carries_data && fits { Ok(op) } else { Err(SqeError::Inline) };
+        }
+        if u32::from(self.num_sge) > max_sge || usize::from(self.num_sge) > MAX_SGE {
+            return Err(SqeError::Sges);
+        }
+        let sges_ok = match op {
+            // One sink buffer per Read Request (RFC 5040 §4.4).
+            O::Read | O::ReadInv => self.num_sge <= 1,
+            // RFC 7306 §5.2.1: the original 64-bit value comes back into one buffer.
+            O::CmpSwap | O::FetchAdd | O::MaskedCmpSwap | O::MaskedFetchAdd => {
+                self.num_sge == 1 && self.sge(0).map(|s| s.length) == Some(8)
+            }
+            O::LocalInv => self.num_sge == 0,
+            _ => true,
+        };
+        if sges_ok {
+            Ok(op)
+        } else {
+            Err(SqeError::Sges)
+        }
     }
 
     /// The inline data, `None` if `inline_len` exceeds [`MAX_INLINE`].
@@ -342,6 +393,53 @@ mod test {
         assert_eq!(sqe.inline_data(), None);
         sqe.inline_len = u32::MAX;
         assert_eq!(sqe.inline_data(), None);
+    }
+
+    fn sqe(op: SqOpcode, flags: u8, sges: &[u32]) -> Sqe {
+        let mut s = Sqe {
+            opcode: op as u8,
+            flags,
+            num_sge: sges.len() as u8,
+            ..Default::default()
+        };
+        for (i, &l) in sges.iter().enumerate() {
+            s.set_sge(i, Sge { addr: 0, length: l, lkey: 1 });
+        }
+        s
+    }
+
+    #[test]
+    fn validate_accepts_what_rsiw_executes() {
+        assert_eq!(sqe(SqOpcode::Send, SQE_SIGNALED, &[1, 2]).validate(2, 0), Ok(SqOpcode::Send));
+        assert_eq!(sqe(SqOpcode::Read, 0, &[4096]).validate(6, 0), Ok(SqOpcode::Read));
+        assert_eq!(sqe(SqOpcode::FetchAdd, 0, &[8]).validate(6, 0), Ok(SqOpcode::FetchAdd));
+        assert_eq!(sqe(SqOpcode::LocalInv, 0, &[]).validate(6, 0), Ok(SqOpcode::LocalInv));
+        let mut w = sqe(SqOpcode::Write, SQE_INLINE, &[]);
+        assert!(w.push_inline(&[7; 40]));
+        assert_eq!(w.validate(1, 64), Ok(SqOpcode::Write));
+    }
+
+    #[test]
+    fn validate_refuses_with_reason() {
+        assert_eq!(sqe(SqOpcode::SendImm, 0, &[]).validate(6, 96), Err(SqeError::Opcode));
+        let mut bad = sqe(SqOpcode::Send, 0, &[]);
+        bad.opcode = 99;
+        assert_eq!(bad.validate(6, 96), Err(SqeError::Opcode));
+        assert_eq!(sqe(SqOpcode::Send, 0x80, &[]).validate(6, 96), Err(SqeError::Flags));
+        assert_eq!(sqe(SqOpcode::Send, 0, &[1, 1, 1]).validate(2, 96), Err(SqeError::Sges));
+        assert_eq!(sqe(SqOpcode::Read, 0, &[1, 1]).validate(6, 96), Err(SqeError::Sges));
+        assert_eq!(sqe(SqOpcode::CmpSwap, 0, &[4]).validate(6, 96), Err(SqeError::Sges));
+        assert_eq!(sqe(SqOpcode::LocalInv, 0, &[1]).validate(6, 96), Err(SqeError::Sges));
+        assert_eq!(sqe(SqOpcode::Read, SQE_INLINE, &[]).validate(6, 96), Err(SqeError::Inline));
+        let mut long = sqe(SqOpcode::Send, SQE_INLINE, &[]);
+        assert!(long.push_inline(&[0; 65]));
+        assert_eq!(long.validate(6, 64), Err(SqeError::Inline));
+        // A num_sge beyond the payload never reads past it.
+        let mut huge = sqe(SqOpcode::Send, 0, &[]);
+        huge.num_sge = 200;
+        assert_eq!(huge.validate(u32::MAX, 96), Err(SqeError::Sges));
+        long.inline_len = u32::MAX;
+        assert_eq!(long.validate(6, u32::MAX), Err(SqeError::Inline));
     }
 
     #[test]
