@@ -142,6 +142,9 @@ struct Shared {
     rtr_send: Option<Rtr>,
     /// Someone is handing completions to the QP (keeps them in SQ order).
     reaping: bool,
+    /// `flush` ran: the QP is in ERROR and flushes its own queues; TX takes
+    /// no more WQEs.
+    flushed: bool,
     next_request_id: u32,
 }
 
@@ -229,6 +232,7 @@ impl Conn {
             rtr_wait: params.rtr.is_some() && !params.initiator,
             rtr_send: if params.initiator { params.rtr } else { None },
             reaping: false,
+            flushed: false,
             next_request_id: 1,
         };
         let rx_state = rx::RxState::new(RxParser::new(
@@ -405,6 +409,7 @@ impl Engine {
     fn flush(&self) {
         {
             let mut s = self.shared.lock();
+            s.flushed = true;
             for i in 0..s.inflight.len() {
                 if let Some(e) = s.inflight.get_mut(i) {
                     e.status.get_or_insert(WcStatus::WrFlushErr);

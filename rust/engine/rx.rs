@@ -114,8 +114,9 @@ impl RxState {
         }
     }
 
-    /// The receive WQE in progress, for a flush.
+    /// The receive WQE in progress, for a flush; nothing is placed after.
     pub(super) fn take_recv(&mut self) -> Option<RecvWqe> {
+        self.ctx.dead = true;
         self.ctx.recv.take().map(|r| r.wqe)
     }
 }

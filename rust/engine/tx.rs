@@ -204,7 +204,8 @@ impl Engine {
             if tx.sent < tx.len {
                 let (sent, len) = (tx.sent, tx.len);
                 let r = match tx.wire.get(sent..len) {
-                    Some(b) => self.stream.send(&[b], false),
+                    // More FPDUs of the same message follow: let TCP batch.
+                    Some(b) => self.stream.send(&[b], tx.cur.is_some()),
                     None => Err(EINVAL),
                 };
                 match r {
@@ -443,12 +444,16 @@ impl Engine {
                     byte_len,
                     status: None,
                 };
-                if s.inflight.push(e).is_err() {
+                // `Qp::set_error` flushes its ring only after `flush` (which
+                // takes this lock): while `flushed` is false the peeked WQE
+                // is still at the ring's peek position, so advancing here
+                // hands over exactly that WQE and nothing is completed twice.
+                if s.flushed || s.inflight.push(e).is_err() {
                     return false;
                 }
+                self.qp.sq_advance();
                 seq
             };
-            self.qp.sq_advance();
             match self.start_wqe(tx, &w, seq) {
                 Ok(true) => return true,
                 Ok(false) => {}
