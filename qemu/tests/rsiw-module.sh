@@ -31,14 +31,19 @@ retry 10 grep -q ACTIVE $S/ports/1/state
 check_output "port ACTIVE again with eth0 up" '^4: ACTIVE$' cat $S/ports/1/state
 
 if require_provider "ibv_devinfo opens rsiw0"; then
-    check_output "ibv_devinfo: max_pd 1024, max_qp 0" 'max_pd:[[:space:]]+1024' ibv_devinfo -v -d rsiw0
-    # ibv_rc_pingpong opens a context and allocates a PD before it registers an
-    # MR, which rsiw cannot do yet: getting that far proves alloc_ucontext and
-    # alloc_pd (with their udata responses) work; then both are released.
-    out=$(ibv_rc_pingpong -d rsiw0 -g 0 2>&1)
+    check_output "ibv_devinfo: max_pd 1024" 'max_pd:[[:space:]]+1024' ibv_devinfo -v -d rsiw0
+    # ibv_rc_pingpong (no rdma_cm) opens a context and creates PD, MR, CQ and QP
+    # through the provider, swaps QP numbers over TCP, then cannot reach RTS: an
+    # iWARP QP gets there only with a connection. Both ends then release all.
+    timeout 30 ibv_rc_pingpong -d rsiw0 -g 0 -p 18700 > /tmp/pp-server.log 2>&1 &
+    sleep 2
+    out=$(timeout 30 ibv_rc_pingpong -d rsiw0 -g 0 -p 18700 127.0.0.1 2>&1)
+    wait
+    out="$out $(cat /tmp/pp-server.log)"
     case "$out" in
-    *"Couldn't register MR"*) pass "user context and PD allocated" ;;
-    *) fail "user context and PD allocated" "ibv_rc_pingpong: $out" ;;
+    *"local address:"*"Failed to modify QP to RTS"* | *"Failed to modify QP to RTS"*"local address:"*)
+        pass "user context, PD, MR, CQ and QP created; RTS refused without a connection" ;;
+    *) fail "user context, PD, MR, CQ and QP created; RTS refused without a connection" "ibv_rc_pingpong: $out" ;;
     esac
     check_output "PD and context released" '^0: rsiw0: pd 0 .*ctx 0' rdma resource show
 fi
