@@ -259,9 +259,16 @@ impl Mem {
         Ok(())
     }
 
-    /// Applies a fast-registration work request: new key, rights, and makes
-    /// the STag valid over the last `map_mr_sg` mapping.
-    pub(crate) fn fast_register(&self, pd: u32, key: u8, access: Access) -> Result<(), MemError> {
+    /// Applies a fast-registration work request: new key, rights, the
+    /// address range the consumer set on the `ib_mr` when posting it, and
+    /// makes the STag valid over the last `map_mr_sg` mapping.
+    pub(crate) fn fast_register(
+        &self,
+        pd: u32,
+        key: u8,
+        access: Access,
+        (iova, len): (u64, u64),
+    ) -> Result<(), MemError> {
         let mut s = self.state.lock();
         if !self.is_frwr() {
             return Err(MemError::Access);
@@ -273,18 +280,17 @@ impl Mem {
             // The STag must be invalid before it is registered again.
             return Err(MemError::State);
         }
+        // The range must stay inside the mapped pages.
+        let mapped = (s.npages as u64).saturating_mul(s.page_size);
+        if len.checked_add(s.first_off).map_or(true, |end| end > mapped) {
+            return Err(MemError::Bounds);
+        }
         s.key = key;
         s.access = access;
-        s.valid = true;
-        Ok(())
-    }
-
-    /// Takes the region's address and length from the `ib_mr` at post time of a
-    /// registration work request (a consumer may move `iova` after mapping).
-    pub(crate) fn set_iova(&self, iova: u64, len: u64) {
-        let mut s = self.state.lock();
         s.iova = iova;
         s.len = len;
+        s.valid = true;
+        Ok(())
     }
 
     /// Starts a new `map_mr_sg` mapping with pages of `page_size`.

@@ -147,6 +147,9 @@ pub(crate) struct SendWqe {
     pub(crate) atomic: [u64; 4],
     /// RegMr: the region, its new 8-bit key and rights.
     pub(crate) reg: Option<(Arc<Mem>, u32, Access)>,
+    /// RegMr: `iova` and length of the `ib_mr` when the WR was posted (a
+    /// consumer may move `iova` after `map_mr_sg`).
+    pub(crate) reg_range: (u64, u64),
 }
 
 impl Default for SendWqe {
@@ -168,6 +171,7 @@ impl Default for SendWqe {
             imm: 0,
             atomic: [0; 4],
             reg: None,
+            reg_range: (0, 0),
         }
     }
 }
@@ -876,7 +880,9 @@ impl Qp {
     pub(crate) fn exec_local(&self, wqe: &SendWqe) -> WcStatus {
         let ok = match wqe.op {
             SendOp::RegMr => match &wqe.reg {
-                Some((mem, key, access)) => mem.fast_register(self.pd, (*key & 0xff) as u8, *access).is_ok(),
+                Some((mem, key, access)) => mem
+                    .fast_register(self.pd, (*key & 0xff) as u8, *access, wqe.reg_range)
+                    .is_ok(),
                 None => false,
             },
             SendOp::LocalInv => self

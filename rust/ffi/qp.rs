@@ -266,14 +266,19 @@ pub(crate) unsafe fn send_wqe(dev: &Device, wr: &b::ib_send_wr) -> Result<SendWq
             }
             // SAFETY: the consumer passes one of this device's live MRs.
             let mem = unsafe { mr::mr_mem(r.mr) }.ok_or(EINVAL)?;
-            if !mem.is_frwr() || r.access as u32 & !Access::KNOWN != 0 {
+            let access = Access(r.access as u32);
+            if !mem.is_frwr() || access.0 & !Access::KNOWN != 0 {
+                return Err(EINVAL);
+            }
+            // Remote write or atomic rights imply local write (as for any MR).
+            let remote_w = Access(Access::REMOTE_WRITE.0 | Access::REMOTE_ATOMIC.0);
+            if access.0 & remote_w.0 != 0 && !access.contains(Access::LOCAL_WRITE) {
                 return Err(EINVAL);
             }
             // SAFETY: live MR (above).
-            let (iova, len) = unsafe { mr::mr_range(r.mr) };
-            mem.set_iova(iova, len);
+            w.reg_range = unsafe { mr::mr_range(r.mr) };
             w.op = SendOp::RegMr;
-            w.reg = Some((mem.into(), r.key, Access(r.access as u32)));
+            w.reg = Some((mem.into(), r.key, access));
         }
         b::ib_wr_opcode_IB_WR_SEND_WITH_IMM => return Err(eopnotsupp()),
         _ => return Err(eopnotsupp()),
