@@ -221,38 +221,45 @@ impl Endpoint {
             Ok(s) => s,
             Err(e) => return self.connect_failed(id, e.to_errno(), &[]),
         };
-        {
-            let mut inner = self.inner.lock();
-            inner.phase = Phase::Established {
-                stream: stream.clone(),
-            };
-            inner.cm_id = Some(id);
-        }
-        if let Err(e) = qp_link::start(qp, stream.clone(), &setup) {
-            stream.detach();
-            stream.shutdown(true);
-            let id = {
-                let mut inner = self.inner.lock();
-                inner.phase = Phase::Closed;
-                inner.cm_id.take()
-            };
-            if let Some(id) = id {
-                self.connect_failed(id, e.to_errno(), &[]);
-            }
-            return;
-        }
         let data = EventData {
             status: 0,
             private_data: rep.private_data,
             ird: event_depth(params.ird),
             ord: event_depth(params.ord),
         };
-        let inner = self.inner.lock();
-        if let Some(id) = &inner.cm_id {
-            // A close that came in meanwhile is reported after this, by the
-            // next run of the work item.
-            let _ = id.event(Event::ConnectReply, None, &data);
+        if let Err((id, e)) = self.establish(id, stream, qp, &setup, Event::ConnectReply, &data) {
+            self.connect_failed(id, e.to_errno(), &[]);
         }
+    }
+
+    /// Starts the engine and reports `ev` (`CONNECT_REPLY` or `ESTABLISHED`)
+    /// with the phase lock held throughout, so that the close, which the work
+    /// item reports under the same lock, never overtakes it (the iw_cm cannot
+    /// take a `CLOSE` before the connection is up). On failure the stream is
+    /// reset and the cm_id handed back.
+    fn establish(
+        &self,
+        id: CmId,
+        stream: Arc<Stream>,
+        qp: &QpLink,
+        setup: &Setup,
+        ev: Event,
+        data: &EventData<'_>,
+    ) -> Result<(), (CmId, Error)> {
+        let mut inner = self.inner.lock();
+        inner.phase = Phase::Established {
+            stream: stream.clone(),
+        };
+        if let Err(e) = qp_link::start(qp, stream.clone(), setup) {
+            inner.phase = Phase::Closed;
+            drop(inner);
+            stream.detach();
+            stream.shutdown(true);
+            return Err((id, e));
+        }
+        let _ = id.event(ev, None, data);
+        inner.cm_id = Some(id);
+        Ok(())
     }
 
     /// Reports a failed connect and drops our cm_id reference.
@@ -362,35 +369,15 @@ impl Endpoint {
             initiator: false,
             mss: sock.mss(),
         };
-        let stream = Stream::new(sock, self.clone())?;
-        {
-            let mut inner = self.inner.lock();
-            inner.phase = Phase::Established {
-                stream: stream.clone(),
-            };
-            inner.cm_id = Some(id.get());
-        }
-        if let Err(e) = qp_link::start(&qp, stream.clone(), &setup) {
-            stream.detach();
-            stream.shutdown(true);
-            let mut inner = self.inner.lock();
-            inner.phase = Phase::Closed;
-            let id = inner.cm_id.take();
-            drop(inner);
-            drop(id);
-            return Err(e);
-        }
+        let stream = Stream::new(sock, self.clone()).inspect_err(|_| self.inner.lock().phase = Phase::Closed)?;
         let data = EventData {
             status: 0,
             private_data: &[],
             ird: event_depth(params.ird),
             ord: event_depth(params.ord),
         };
-        let inner = self.inner.lock();
-        if let Some(id) = &inner.cm_id {
-            let _ = id.event(Event::Established, None, &data);
-        }
-        Ok(())
+        self.establish(id.get(), stream, &qp, &setup, Event::Established, &data)
+            .map_err(|(_, e)| e)
     }
 
     /// `iw_reject`: a Reply with the Reject bit and the ULP's private data,
