@@ -158,7 +158,8 @@ impl KernelRing {
         if self.count >= size {
             return Pushed::Overflow;
         }
-        let tail = (self.head + self.count) % size;
+        // `checked_rem`: no division-by-zero panic path (the ring is never empty).
+        let tail = (self.head + self.count).checked_rem(size).unwrap_or(0);
         if let Some(slot) = self.ring.get_mut(tail) {
             *slot = cqe;
         }
@@ -306,7 +307,7 @@ impl Cq {
             if let Some(cqe) = k.ring.get(k.head) {
                 out(n, cqe);
             }
-            k.head = (k.head + 1) % size;
+            k.head = (k.head + 1).checked_rem(size).unwrap_or(0);
             k.count -= 1;
             n += 1;
         }

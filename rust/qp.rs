@@ -13,7 +13,12 @@ use crate::{
     uqueue::{BadWqe, UserRq, UserSq},
 };
 use core::sync::atomic::{AtomicU32, Ordering};
-use kernel::{alloc::KVVec, prelude::*, sync::Arc};
+use kernel::{
+    alloc::KVVec,
+    new_condvar,
+    prelude::*,
+    sync::{Arc, CondVar},
+};
 
 pub(crate) use crate::{
     ffi::qp::QpEvent,
@@ -264,7 +269,7 @@ impl SendRing {
 
     fn slot(&mut self, i: usize) -> Option<&mut SendWqe> {
         let size = self.ring.len();
-        self.ring.get_mut(i % size)
+        self.ring.get_mut(i.checked_rem(size)?)
     }
 }
 
@@ -403,6 +408,13 @@ pub(crate) struct Qp {
     /// The QP's own receive queue (unused with an SRQ): post_recv and RX.
     #[pin]
     rq: IrqSpinLock<RecvQueue>,
+    /// References the iw_cm holds (`iw_add_ref`/`iw_rem_ref`): the core frees
+    /// the `ib_qp` when `destroy_qp` returns, so that waits for them.
+    #[pin]
+    cm_refs: IrqSpinLock<u32>,
+    /// Signalled when `cm_refs` drops to zero.
+    #[pin]
+    cm_released: CondVar,
 }
 
 /// Validates and clamps requested sizes; `EINVAL` beyond the device limits.
@@ -503,6 +515,8 @@ impl Qp {
                     "rsiw_qp"
                 ),
                 rq <- crate::new_irq_spinlock!(rq, "rsiw_qp_rq"),
+                cm_refs <- crate::new_irq_spinlock!(0, "rsiw_qp_cm_refs"),
+                cm_released <- new_condvar!("rsiw_qp_cm_released"),
             }),
             GFP_KERNEL,
         )
@@ -899,7 +913,9 @@ impl Qp {
     }
 
     /// `destroy_qp` (process context, may sleep): stops the engine, takes
-    /// the QP out of the device table.
+    /// the QP out of the device table, then waits until the iw_cm has
+    /// dropped its references (it does once the CM reported the close),
+    /// since the core frees the `ib_qp` on return.
     pub(crate) fn destroy(&self) {
         if let Some(c) = self.conn() {
             c.close(true);
@@ -914,6 +930,27 @@ impl Qp {
         let removed = self.dev.qps().remove(self.num() as usize);
         self.dev.put_qp();
         drop(removed);
+        let mut refs = self.cm_refs.lock();
+        while *refs != 0 {
+            self.cm_released.wait(&mut refs);
+        }
+    }
+
+    /// `iw_add_ref`: the iw_cm keeps the `ib_qp` (any context).
+    #[allow(dead_code)] // until the CM's iw_add_ref calls it
+    pub(crate) fn cm_hold(&self) {
+        let mut refs = self.cm_refs.lock();
+        *refs = refs.saturating_add(1);
+    }
+
+    /// `iw_rem_ref`: the iw_cm is done with the `ib_qp` (any context).
+    #[allow(dead_code)] // until the CM's iw_rem_ref calls it
+    pub(crate) fn cm_release(&self) {
+        let mut refs = self.cm_refs.lock();
+        *refs = refs.saturating_sub(1);
+        if *refs == 0 {
+            self.cm_released.notify_all();
+        }
     }
 
     /// Runs `f` on a user QP's rings (the create response needs them).

@@ -70,7 +70,7 @@ impl RecvRing {
         if self.count >= size {
             return Err(ENOMEM);
         }
-        let tail = (self.head + self.count) % size;
+        let tail = (self.head + self.count).checked_rem(size).ok_or(ENOMEM)?;
         *self.ring.get_mut(tail).ok_or(ENOMEM)? = wqe;
         self.count += 1;
         Ok(())
@@ -82,7 +82,7 @@ impl RecvRing {
             return None;
         }
         let wqe = *self.ring.get(self.head)?;
-        self.head = (self.head + 1) % self.ring.len();
+        self.head = (self.head + 1).checked_rem(self.ring.len()).unwrap_or(0);
         self.count -= 1;
         Some(wqe)
     }

@@ -435,10 +435,17 @@ unsafe extern "C" fn rsiw_rust_query_qp(
 /// Core device op on a QP `create_qp` accepted; no other op on it follows.
 #[no_mangle]
 unsafe extern "C" fn rsiw_rust_destroy_qp(qp: *mut b::ib_qp, _udata: *mut b::ib_udata) -> c_int {
-    // SAFETY: destroy_qp: no other op on this QP runs concurrently.
-    if let Some(q) = unsafe { obj::take::<Qp>(qp_slot(qp)) } {
+    // SAFETY: live rsiw QP during the op.
+    let q: Option<Arc<Qp>> = unsafe { qp_obj(qp) }.map(Into::into);
+    if let Some(q) = &q {
+        // The QP stays reachable from the `ib_qp` while this waits: the
+        // iw_cm's `iw_rem_ref` finds it there.
         q.destroy();
     }
+    // SAFETY: destroy_qp: the iw_cm has dropped its references, no other
+    // op on this QP runs or follows.
+    drop(unsafe { obj::take::<Qp>(qp_slot(qp)) });
+    drop(q);
     0
 }
 
