@@ -411,7 +411,7 @@ impl Endpoint {
     }
 
     /// Work: reports the close once: `DISCONNECT` if the peer closed first,
-    /// then `CLOSE`; drops the cm_id and the stream.
+    /// then `CLOSE`; drops the cm_id and its stream reference.
     fn close(&self) {
         let bits = self.closing.swap(0, Ordering::AcqRel);
         if bits == 0 {
@@ -435,9 +435,14 @@ impl Endpoint {
         }
         drop(id);
         if let Some(stream) = stream {
-            // Breaks the stream → consumer → stream cycle; the engine has
-            // had its `closed` already.
-            stream.detach();
+            if bits & LOCAL == 0 {
+                // The engine has had its `closed`; detaching breaks the
+                // stream → consumer → stream cycle now.
+                stream.detach();
+            }
+            // After a local close the consumer keeps the stream until the
+            // peer's FIN or RST (its cue to flush the QP) or its own
+            // `quiesce`, which detaches.
         }
     }
 }
