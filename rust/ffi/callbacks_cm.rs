@@ -7,6 +7,7 @@ use super::{
     bindings,
     ib::IbDev,
     iwcm::{self, CmIdRef, ConnParam},
+    qp::qp_obj,
 };
 use crate::{cm, device::Device, stream::Attached};
 use kernel::{
@@ -134,14 +135,33 @@ unsafe extern "C" fn rsiw_rust_iw_destroy_listen(id: *mut bindings::iw_cm_id) ->
     })())
 }
 
-/// `ib_device_ops.iw_add_ref`: the QP's storage lives until `destroy_qp`,
-/// which the iw_cm never overtakes, so there is nothing to count.
+/// `ib_device_ops.iw_add_ref`: the iw_cm keeps the `ib_qp`; `destroy_qp`
+/// waits until it lets go.
+///
+/// # Safety
+///
+/// Called by the iw_cm with a live rsiw QP it got from `iw_get_qp`.
 #[no_mangle]
-extern "C" fn rsiw_rust_iw_add_ref(_qp: *mut bindings::ib_qp) {}
+unsafe extern "C" fn rsiw_rust_iw_add_ref(qp: *mut bindings::ib_qp) {
+    // SAFETY: a live rsiw QP (see above).
+    if let Some(q) = unsafe { qp_obj(qp) } {
+        q.cm_hold();
+    }
+}
 
-/// `ib_device_ops.iw_rem_ref` (see `rsiw_rust_iw_add_ref`).
+/// `ib_device_ops.iw_rem_ref`.
+///
+/// # Safety
+///
+/// Called by the iw_cm with a QP it holds through `iw_add_ref`; `destroy_qp`
+/// keeps the QP reachable from the `ib_qp` until the last such call.
 #[no_mangle]
-extern "C" fn rsiw_rust_iw_rem_ref(_qp: *mut bindings::ib_qp) {}
+unsafe extern "C" fn rsiw_rust_iw_rem_ref(qp: *mut bindings::ib_qp) {
+    // SAFETY: as above.
+    if let Some(q) = unsafe { qp_obj(qp) } {
+        q.cm_release();
+    }
+}
 
 /// `ib_device_ops.iw_get_qp`: the `ib_qp` of QP `qpn`, or null.
 ///
