@@ -814,7 +814,9 @@ impl Qp {
         ex: u64,
         solicited: bool,
     ) {
-        let opcode = if flags.0 & WcFlags::WITH_IMM.0 != 0 && byte_len == 0 {
+        // RFC 7306 §4: Immediate Data only follows an RDMA Write (verbs have
+        // no Send with Immediate on iWARP).
+        let opcode = if flags.0 & WcFlags::WITH_IMM.0 != 0 {
             WcOpcode::RecvRdmaWithImm
         } else {
             WcOpcode::Recv
