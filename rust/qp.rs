@@ -939,14 +939,12 @@ impl Qp {
     }
 
     /// `iw_add_ref`: the iw_cm keeps the `ib_qp` (any context).
-    #[allow(dead_code)] // until the CM's iw_add_ref calls it
     pub(crate) fn cm_hold(&self) {
         let mut refs = self.cm_refs.lock();
         *refs = refs.saturating_add(1);
     }
 
     /// `iw_rem_ref`: the iw_cm is done with the `ib_qp` (any context).
-    #[allow(dead_code)] // until the CM's iw_rem_ref calls it
     pub(crate) fn cm_release(&self) {
         let mut refs = self.cm_refs.lock();
         *refs = refs.saturating_sub(1);
