@@ -41,6 +41,15 @@ check_output "rping client after the refusals: 1 ping" 'rdma-ping-0: ' \
 wait $server
 check "rping server exits 0" test $? -eq 0
 
+# A wildcard listener (bound to the device's netdev) takes a client too.
+timeout 60 rping -s -a 0.0.0.0 -C 1 -v > /tmp/rping-w.log 2>&1 &
+server=$!
+check "wildcard listener (0.0.0.0) listens" wait_rdma_listen
+check_output "rping client to the wildcard listener: 1 ping" 'rdma-ping-0: ' \
+    timeout 60 rping -c -a 10.0.2.15 -C 1 -v
+wait $server
+check "wildcard rping server exits 0" test $? -eq 0
+
 # rping_fails PORT: rping's output for a client that cannot connect (it exits 255).
 rping_fails() {
     timeout 60 rping -c -a 10.0.2.15 -p "$1" -C 1 -v 2>&1
