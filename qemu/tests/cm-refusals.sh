@@ -79,6 +79,23 @@ wait
 check_output "the silent peer got an MPA v2 Request" \
     '^4d504120494420526571204672616d65500200048001c001$' \
     sh -c 'od -An -tx1 /tmp/req.bin | tr -d " \n"; echo'
+# Initiator: a complete Reply it cannot use gets a Terminate (RFC 6581 §4) after the
+# Request: ULPDU_Length 22, DDP untagged last (0x41), RDMAP Terminate (0x47), QN 2,
+# MSN 1, MO 0, Layer LLP / EType MPA / the code, then the CRC (the Reply asked for it).
+# bad_reply PORT IRD ORD CODE NAME: the fake responder answers IRD/ORD (printf octal).
+bad_reply() {
+    (printf "MPA ID Rep Frame\\120\\002\\000\\004$2$3"; sleep 8) | timeout 20 nc -l -p "$1" > /tmp/got.bin &
+    sleep 1
+    check_output "$5: REJECTED, -ECONNRESET" 'RDMA_CM_EVENT_REJECTED, error -104' rping_fails "$1"
+    wait
+    check_output "$5: Request, then the Terminate with code $4" \
+        "^4d504120494420526571204672616d65500200048001c001001641470000000000000002000000010000000020${4}0000[0-9a-f]{8}\$" \
+        sh -c 'od -An -tx1 /tmp/got.bin | tr -d " \n"; echo'
+}
+# ORD 16 with the Write RTR: more than the IRD 1 rping offered.
+bad_reply 7995 '\200\001' '\200\020' 06 "Reply with ORD above our IRD"
+# Peer-to-peer answered without any RTR type.
+bad_reply 7994 '\200\001' '\000\001' 07 "Reply choosing no RTR"
 echo 10000 > $P/mpa_timeout_ms
 
 check_no_output "no cm_id left behind" '[0-9]' sh -c 'rdma resource show cm_id | grep -v "^$"'

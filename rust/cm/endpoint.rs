@@ -200,10 +200,14 @@ impl Endpoint {
                 return self.connect_failed(id, errno::connrefused().to_errno(), pd);
             }
             Err(e) => {
-                // RFC 6581 §7 wants a Terminate for the IRD/RTR mismatches;
-                // the stream never started, so the connection is reset.
                 pr_info!("MPA Reply refused: {:?}\n", e);
-                sock.shutdown(true);
+                if let Some(code) = e.terminate_code() {
+                    // The exchange completed: tell the responder why (RFC 6581 §4).
+                    let _ = mpa_io::write_terminate(&sock, req.crc || rep.crc, code);
+                    sock.shutdown(false);
+                } else {
+                    sock.shutdown(true);
+                }
                 return self.connect_failed(id, errno::connreset().to_errno(), &[]);
             }
         };

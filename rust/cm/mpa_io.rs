@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! MPA Request/Reply frames over a kernel socket (RFC 5044 §7.1, RFC 6581 §4):
-//! read exactly one frame, never a byte of the FPDUs after it; write one frame.
+//! read exactly one frame, never a byte of the FPDUs after it; write one frame;
+//! the Terminate that refuses a complete but unusable Reply.
 
 use crate::{
-    ffi::sock::Socket,
-    proto::mpa::{self, FrameRepr, MpaError, HEADER_LEN, MAX_FRAME_LEN},
+    ffi::{crc::KernelCrc32c, sock::Socket},
+    proto::{
+        mpa::{self, FrameRepr, MpaError, HEADER_LEN, MAX_FRAME_LEN},
+        rdmap::{Header, Opcode},
+        terminate::{TermCause, TerminateRepr, LAYER_LLP},
+        tx::{TxConfig, TxFramer, TxMessage},
+    },
 };
 use kernel::prelude::*;
 
@@ -65,6 +71,46 @@ pub(crate) fn write(sock: &Socket, repr: &FrameRepr<'_>) -> Result<(), SetupErro
     let len = repr.buffer_len();
     let mut frame = mpa::Frame::new_unchecked(&mut buf[..]);
     repr.emit(&mut frame)?;
+    sock.send_all(&[buf.get(..len).ok_or(EINVAL)?])?;
+    Ok(())
+}
+
+/// RFC 6581 §4: the initiator's answer to a complete Reply it cannot use
+/// (`code` from [`MpaError::terminate_code`]: Insufficient IRD, No Matching
+/// RTR) is a Terminate, Layer LLP, Error Type MPA, as the first and only FPDU
+/// (first message on QN 2: MSN 1, RFC 5041 §5.1), with a CRC if negotiated.
+pub(crate) fn write_terminate(sock: &Socket, crc: bool, code: u8) -> Result<(), SetupError> {
+    let cause = TermCause {
+        layer: LAYER_LLP,
+        etype: 0,
+        ecode: code,
+    };
+    let hdr = Header::Terminate(TerminateRepr::new(cause));
+    let msg = TxMessage::untagged(Opcode::Terminate, 1, 0, hdr, 0);
+    let mut framer = TxFramer::new(TxConfig {
+        crc,
+        markers: false,
+        mulpdu: 1024,
+    });
+    let mut buf = [0u8; 64];
+    let mut len = 0usize;
+    let mut fits = true;
+    for f in framer.frames(&msg).map_err(|_| EINVAL)? {
+        f.write(&KernelCrc32c, &[], |b| {
+            let end = len.checked_add(b.len());
+            match end.and_then(|e| buf.get_mut(len..e)) {
+                Some(d) => {
+                    d.copy_from_slice(b);
+                    len += b.len();
+                }
+                None => fits = false,
+            }
+        })
+        .map_err(|_| EINVAL)?;
+    }
+    if !fits {
+        return Err(SetupError::Io(EINVAL));
+    }
     sock.send_all(&[buf.get(..len).ok_or(EINVAL)?])?;
     Ok(())
 }
