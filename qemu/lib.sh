@@ -3,6 +3,10 @@
 # `RSIW-TEST PASS name` or `RSIW-TEST FAIL name: why` line, which the harness counts.
 
 RSIW_FAILED=0
+# The run's environment (RSIW_TEST, RSIW_VM_INDEX, RSIW_REQUIRES, RSIW_DEV_TYPE …).
+[ -f /rsiw/env ] && . /rsiw/env
+# Why a part of the image is missing (RSIW_KO_MISSING, RSIW_VERBS_TEST_MISSING …).
+[ -f /rsiw/status ] && . /rsiw/status
 
 pass() {
     echo "RSIW-TEST PASS $1"
@@ -15,6 +19,14 @@ fail() {
     echo "RSIW-TEST FAIL $1: $why"
     echo "FAIL $1: $why" >> /tmp/rsiw-results
     RSIW_FAILED=$((RSIW_FAILED + 1))
+}
+
+# skip NAME WHY: the case could not run here (a prerequisite is missing); the harness
+# counts it as skipped, neither passed nor failed.
+skip() {
+    why=$(printf '%s' "$2" | tr '\n' ' ')
+    echo "RSIW-TEST SKIP $1: $why"
+    echo "SKIP $1: $why" >> /tmp/rsiw-results
 }
 
 # check NAME CMD...: passes if CMD exits 0. CMD's output is shown either way.
@@ -62,7 +74,7 @@ check_no_output() {
 
 # retry TRIES CMD...: run CMD until it succeeds, one second apart; status of the last try.
 retry() {
-    n=$1; shift
+    local n=$1; shift
     while :; do
         "$@" && return 0
         n=$((n - 1))
@@ -112,6 +124,171 @@ require_rsiw() {
 require_provider() {
     if [ -n "$RSIW_PROVIDER_MISSING" ]; then fail "$1" "$RSIW_PROVIDER_MISSING"; return 1; fi
     return 0
+}
+
+# dev_max_qp DEV: the max_qp DEV reports through `ibv_devinfo -v` (empty if it cannot be read).
+dev_max_qp() {
+    ibv_devinfo -v -d "$1" 2>/dev/null | sed -n 's/^[[:space:]]*max_qp:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n 1
+}
+
+# require_datapath NAME DEV: a device without a data path reports max_qp 0 (rsiw before
+# its QPs exist); then NAME is skipped with that reason and 1 returned, so the script
+# can stop (`require_datapath … || finish`). A device that cannot be queried fails NAME.
+require_datapath() {
+    local n; n=$(dev_max_qp "$2")
+    if [ -z "$n" ]; then
+        fail "$1" "ibv_devinfo -v -d $2 shows no max_qp: $(ibv_devinfo -v -d "$2" 2>&1 | tail -n 1)"; return 1
+    fi
+    if [ "$n" -eq 0 ]; then skip "$1" "$2: no QPs yet (max_qp=0)"; return 1; fi
+    return 0
+}
+
+# dev_up TYPE NAME NETDEV: load TYPE's module (rsiw, siw or rdma_rxe) and add device NAME
+# on NETDEV; rsiw also needs the image to carry rsiw.ko and its provider.
+dev_up() {
+    mod=$1
+    [ "$1" = rxe ] && mod=rdma_rxe
+    if [ "$1" = rsiw ]; then
+        require_rsiw "$2: rsiw.ko is in the image" || return 1
+        require_provider "$2: the rsiw provider is in the image" || return 1
+    fi
+    check "modprobe $mod" modprobe "$mod" || return 1
+    # busybox modprobe ignores softdeps; userspace verbs need ib_uverbs.
+    modprobe ib_uverbs 2>/dev/null
+    check "rdma link add $2 type $1 netdev $3" rdma link add "$2" type "$1" netdev "$3" || return 1
+    case " $RSIW_REQUIRES " in
+    *" datapath "*) require_datapath "$2: data path" "$2" || return 1 ;;
+    esac
+    return 0
+}
+
+# dev_down TYPE NAME: delete NAME and unload TYPE's module.
+dev_down() {
+    mod=$1
+    [ "$1" = rxe ] && mod=rdma_rxe
+    check "rdma link delete $2" rdma link delete "$2"
+    check "rmmod $mod" rmmod "$mod"
+}
+
+# rping_payloads_ok PREFIX FILE: prints `ok N` if the lines of FILE starting with PREFIX
+# are pings 0..N-1 in order, each `rdma-ping-K: ` followed by the characters rping
+# fills its 64-byte buffer with (ASCII 65..122 cycling, starting at 65 + K mod 58).
+rping_payloads_ok() {
+    awk -v pre="$1" '
+        index($0, pre) == 1 {
+            got = substr($0, length(pre) + 1)
+            want = "rdma-ping-" (n + 0) ": "
+            c = 65 + n % 58
+            while (length(want) < 63) {
+                want = want sprintf("%c", c)
+                c++; if (c > 122) c = 65
+            }
+            if (got != want) { print "ping " n ": got [" got "] want [" want "]"; bad = 1; exit }
+            n++
+        }
+        END { if (!bad) print "ok " (n + 0) }' "$2"
+}
+
+# perftest_run TEST DEV SIZE ITERS PORT [OPTS…]: run perftest TEST (e.g. ib_write_bw) as
+# server and client on DEV, to ${PERF_ADDR:-10.0.2.15}: SIZE bytes (empty: TEST's own,
+# for ib_atomic_*), ITERS iterations, TCP port PORT, OPTS for both (`-R`: connect with
+# rdma_cm). Both logs go to /tmp/perf-TEST-DEV.{server,client}.log; prints the client's
+# result line (`#bytes #iterations …`), status 0 if both sides exit 0 and it printed one.
+perftest_run() {
+    local t=$1 d=$2 s=$3 iters=$4 p=$5 log rc src line srv
+    shift 5
+    log=/tmp/perf-$t-$d
+    # -F: TCG's clock fails perftest's CPU-frequency sanity check; use cpuinfo's MHz.
+    timeout 240 "$t" -F -d "$d" ${s:+-s "$s"} -n "$iters" -p "$p" "$@" > "$log.server.log" 2>&1 &
+    srv=$!
+    case " $* " in
+    *" -R "*) wait_rdma_listen ;;
+    *) sleep 2 ;;  # the server's TCP exchange socket listens right away
+    esac
+    timeout 240 "$t" -F -d "$d" ${s:+-s "$s"} -n "$iters" -p "$p" "$@" "${PERF_ADDR:-10.0.2.15}" > "$log.client.log" 2>&1
+    rc=$?
+    wait $srv
+    src=$?
+    line=$(perftest_result "$log.client.log")
+    if [ $rc -ne 0 ] || [ $src -ne 0 ] || [ -z "$line" ]; then
+        echo "$t on $d: client exit $rc, server exit $src; client log:"
+        tail -n 8 "$log.client.log"
+        echo "server log:"
+        tail -n 8 "$log.server.log"
+        return 1
+    fi
+    echo "$line"
+}
+
+# perftest_result LOG: the result line of a perftest log (first field a size, second
+# the iteration count, then numbers), or nothing.
+perftest_result() {
+    awk 'NF >= 4 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9.]+$/ { print; exit }' "$1"
+}
+
+# siw_verbs_skips: the rsiw-verbs-test cases siw gets wrong, comma-separated (what siw
+# does instead is in Documentation/userspace-tests.md).
+siw_verbs_skips() {
+    s=send-0B-0sge                          # receive with num_sge 0 refused (EINVAL)
+    for len in 4095 4096 4097 1048576; do   # max_sge_rd 1, yet a multi-SGE Read is accepted
+        for n in 2 3 4 5 6; do s="$s,read-${len}B-${n}sge"; done
+    done
+    s="$s,solicited-event"                  # a solicited Send raises no CQ event
+    s="$s,send-with-inv"                    # no memory windows (ibv_alloc_mw: EOPNOTSUPP)
+    s="$s,err-wrong-rkey,err-out-of-bounds,err-dereg-mr"  # Read flushed, not REM_ACCESS_ERR
+    s="$s,err-no-remote-read"               # Read served from a region without REMOTE_READ
+    s="$s,err-no-remote-write"              # no completion reports the access error
+    s="$s,err-rq-empty"                     # a WR posted after the Terminate never completes
+    echo "$s"
+}
+
+# verbs_run DEV ADDR TAG [SKIP]: rsiw-verbs-test server and client on DEV at ADDR (one
+# VM), cases matching $RSIW_VERBS_CASES (all if unset) except SKIP.
+verbs_run() {
+    if [ -n "$RSIW_VERBS_TEST_MISSING" ]; then fail "rsiw-verbs-test in the image" "$RSIW_VERBS_TEST_MISSING"; return 1; fi
+    timeout 900 rsiw-verbs-test --server "$2" > /tmp/verbs-server.log 2>&1 &
+    vsrv=$!
+    check "verbs server listens" wait_rdma_listen
+    timeout 900 rsiw-verbs-test --client "$2" --dev "$1" --tag "$3" --results /tmp/rsiw-results \
+        ${RSIW_VERBS_CASES:+--case "$RSIW_VERBS_CASES"} ${4:+--skip "$4"}
+    vrc=$?
+    wait $vsrv
+    vsrc=$?
+    cat /tmp/verbs-server.log
+    if [ $vrc -eq 0 ]; then pass "verbs client exits 0"; else fail "verbs client exits 0" "exit $vrc"; fi
+    if [ $vsrc -eq 0 ]; then pass "verbs server exits 0"; else fail "verbs server exits 0" "exit $vsrc"; fi
+}
+
+# run_kverbs DEV LABEL PASSING FAILING PARAMS...: load rsiw_kverbs_test on DEV (the run
+# happens at load), then check each case in PASSING passed and each in FAILING failed.
+run_kverbs() {
+    kdev=$1; label=$2; passing=$3; failing=$4; shift 4
+    dmesg -C
+    check "$label/modprobe rsiw_kverbs_test $*" \
+        timeout 300 modprobe rsiw_kverbs_test dev="$kdev" addr=10.0.2.15 "$@" || return
+    failed=$(cat /sys/module/rsiw_kverbs_test/parameters/failed)
+    check "$label/rmmod rsiw_kverbs_test" rmmod rsiw_kverbs_test
+    log=$(dmesg)
+    printf '%s\n' "$log" | grep -E 'rsiw-kverbs|RSIW-KVERBS'
+    for c in $passing; do
+        line=$(printf '%s\n' "$log" | grep -E "RSIW-KVERBS (PASS|FAIL) $c(:|\$)" | head -n 1)
+        case "$line" in
+        *"RSIW-KVERBS PASS $c") pass "$label/$c" ;;
+        *"RSIW-KVERBS FAIL $c:"*) fail "$label/$c" "${line#*RSIW-KVERBS FAIL $c: }" ;;
+        *) fail "$label/$c" "not reported" ;;
+        esac
+    done
+    for c in $failing; do
+        if printf '%s\n' "$log" | grep -Eq "RSIW-KVERBS FAIL $c:"; then
+            pass "$label/$c fails"
+        else
+            fail "$label/$c fails" "no FAIL line for $c"
+        fi
+    done
+    if [ -z "$failing" ]; then want='failed=0$'; else want='failed=[1-9][0-9]*$'; fi
+    check_output "$label/summary" "RSIW-KVERBS SUMMARY passed=[0-9]+ $want" \
+        sh -c 'dmesg | grep "RSIW-KVERBS SUMMARY"'
+    check_output "$label/parameters/failed" "^${want%\$}\$" echo "failed=$failed"
 }
 
 # finish: end the script, non-zero if any case failed.

@@ -19,46 +19,14 @@ NOINV_FAIL="read_after_local_inv_fails write_after_local_inv_not_placed read_wit
 send_with_inv send_with_inv_invalidated"
 NOINV_PASS="listen connect_basic send_recv frwr_rdma_write frwr_rdma_read read_with_inv"
 
-# run_kverbs LABEL PASSING FAILING PARAMS...: load the module (the run happens at load),
-# then check each case in PASSING passed and each in FAILING failed.
-run_kverbs() {
-    label=$1; passing=$2; failing=$3; shift 3
-    dmesg -C
-    check "$label/modprobe rsiw_kverbs_test $*" \
-        timeout 300 modprobe rsiw_kverbs_test dev=siw0 addr=10.0.2.15 "$@" || return
-    failed=$(cat /sys/module/rsiw_kverbs_test/parameters/failed)
-    check "$label/rmmod rsiw_kverbs_test" rmmod rsiw_kverbs_test
-    log=$(dmesg)
-    printf '%s\n' "$log" | grep -E 'rsiw-kverbs|RSIW-KVERBS'
-    for c in $passing; do
-        line=$(printf '%s\n' "$log" | grep -E "RSIW-KVERBS (PASS|FAIL) $c(:|\$)" | head -n 1)
-        case "$line" in
-        *"RSIW-KVERBS PASS $c") pass "$label/$c" ;;
-        *"RSIW-KVERBS FAIL $c:"*) fail "$label/$c" "${line#*RSIW-KVERBS FAIL $c: }" ;;
-        *) fail "$label/$c" "not reported" ;;
-        esac
-    done
-    for c in $failing; do
-        if printf '%s\n' "$log" | grep -Eq "RSIW-KVERBS FAIL $c:"; then
-            pass "$label/$c fails"
-        else
-            fail "$label/$c fails" "no FAIL line for $c"
-        fi
-    done
-    if [ -z "$failing" ]; then want='failed=0$'; else want='failed=[1-9][0-9]*$'; fi
-    check_output "$label/summary" "RSIW-KVERBS SUMMARY passed=[0-9]+ $want" \
-        sh -c 'dmesg | grep "RSIW-KVERBS SUMMARY"'
-    check_output "$label/parameters/failed" "^${want%\$}\$" echo "failed=$failed"
-}
-
 check "modprobe siw" modprobe siw || finish
 check "rdma link add siw0 type siw netdev eth0" rdma link add siw0 type siw netdev eth0 || finish
 
-run_kverbs base "$CASES" "" port=18515
-run_kverbs atomics "$CASES $ATOMIC_CASES" "" port=18516 atomics=1
-run_kverbs selftest-noinv "$NOINV_PASS" "$NOINV_FAIL" port=18517 noinv=1
+run_kverbs siw0 base "$CASES" "" port=18515
+run_kverbs siw0 atomics "$CASES $ATOMIC_CASES" "" port=18516 atomics=1
+run_kverbs siw0 selftest-noinv "$NOINV_PASS" "$NOINV_FAIL" port=18517 noinv=1
 # siw0 carries 10.0.2.15, so every connection ends up on the wrong device.
-run_kverbs selftest-nodev "listen" "connect_basic connect_read_inv connect_send_inv" \
+run_kverbs siw0 selftest-nodev "listen" "connect_basic connect_read_inv connect_send_inv" \
     port=18518 dev=nosuch0
 
 check_no_output "no cm_id left behind" '[0-9]' sh -c 'rdma resource show cm_id | grep -v "^$"'

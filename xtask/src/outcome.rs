@@ -8,9 +8,12 @@ use crate::splat::{self, Splat};
 pub struct Case {
     /// The name the script gave it.
     pub name: String,
-    /// Whether it passed.
+    /// Whether it passed (false for a failed or skipped case).
     pub pass: bool,
-    /// Why it failed (empty when it passed).
+    /// The script reported it skipped (`RSIW-TEST SKIP name: why`): a prerequisite such
+    /// as the device's data path is missing; neither passed nor failed.
+    pub skipped: bool,
+    /// Why it failed or was skipped (empty when it passed).
     pub why: String,
 }
 
@@ -110,20 +113,25 @@ fn sentinel<'a>(line: &'a str, tag: &str) -> Option<&'a str> {
     line.find(tag).map(|i| line[i + tag.len()..].trim_end())
 }
 
-/// `PASS name` or `FAIL name: why`.
+/// `PASS name`, `FAIL name: why` or `SKIP name: why`.
 fn parse_case(s: &str) -> Option<Case> {
     if let Some(name) = s.strip_prefix("PASS ") {
         return Some(Case {
             name: name.trim().to_string(),
             pass: true,
+            skipped: false,
             why: String::new(),
         });
     }
-    let rest = s.strip_prefix("FAIL ")?;
+    let (skipped, rest) = match s.strip_prefix("SKIP ") {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix("FAIL ")?),
+    };
     let (name, why) = rest.split_once(": ").unwrap_or((rest, "(no reason given)"));
     Some(Case {
         name: name.trim().to_string(),
         pass: false,
+        skipped,
         why: why.trim().to_string(),
     })
 }
@@ -166,9 +174,21 @@ RSIW-VM: done
             vec![Case {
                 name: "a".into(),
                 pass: true,
+                skipped: false,
                 why: String::new()
             }]
         );
+    }
+
+    #[test]
+    fn skip_lines_are_neither_pass_nor_fail() {
+        let log = "RSIW-VM: boot\nRSIW-TEST SKIP rping: rsiw0: no QPs yet (max_qp=0)\nRSIW-VM: script exit=0\nRSIW-VM: results begin\nRSIW-RESULT SKIP rping: rsiw0: no QPs yet (max_qp=0)\nRSIW-VM: results end\nRSIW-VM: done\n";
+        let o = analyze(log, false);
+        assert_eq!(o.cases.len(), 1);
+        let c = &o.cases[0];
+        assert!(c.skipped && !c.pass);
+        assert_eq!(c.name, "rping");
+        assert_eq!(c.why, "rsiw0: no QPs yet (max_qp=0)");
     }
 
     #[test]

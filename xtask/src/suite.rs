@@ -28,6 +28,10 @@ pub struct Script {
     pub timeout: u64,
     /// `# rsiw-flavours: debug …`: the kernel flavours the script applies to (all if unset).
     pub flavours: Option<Vec<String>>,
+    /// `# rsiw-requires: datapath …`: what the device under test must offer, exported to
+    /// the VM as `RSIW_REQUIRES`; `dev_up` (qemu/lib.sh) checks it and reports the
+    /// script's cases as skipped, with the reason, when it is missing.
+    pub requires: Vec<String>,
 }
 
 impl Script {
@@ -47,6 +51,7 @@ impl Script {
             expect_splat: None,
             timeout: DEFAULT_TIMEOUT,
             flavours: None,
+            requires: Vec::new(),
         };
         for line in text
             .lines()
@@ -63,6 +68,7 @@ impl Script {
                         .with_context(|| format!("{}: bad rsiw-vms `{v}`", path.display()))?
                 }
                 "rsiw-expect-splat" => s.expect_splat = Some(v.to_string()),
+                "rsiw-requires" => s.requires.extend(v.split_whitespace().map(String::from)),
                 "rsiw-flavours" => {
                     s.flavours = Some(v.split_whitespace().map(String::from).collect())
                 }
@@ -162,11 +168,17 @@ fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
         std::fs::create_dir_all(&log_dir)
             .with_context(|| format!("creating {}", log_dir.display()))?;
         let initrd = log_dir.join("initrd.img");
-        let env = format!(
-            "RSIW_TEST={}\nRSIW_VM_INDEX={i}\nRSIW_VM_COUNT={}\n",
+        let mut env = format!(
+            "RSIW_TEST={}\nRSIW_VM_INDEX={i}\nRSIW_VM_COUNT={}\nRSIW_REQUIRES={}\n",
             image::shell_quote(&s.name),
-            s.vms
+            s.vms,
+            image::shell_quote(&s.requires.join(" "))
         );
+        // The device type the rsiw data-path scripts test (`siw` proves them on the
+        // reference driver); unset means their default, rsiw.
+        if let Ok(t) = std::env::var("RSIW_DEV_TYPE") {
+            env += &format!("RSIW_DEV_TYPE={}\n", image::shell_quote(&t));
+        }
         image::with_overlay(b.initramfs, &script, &env, &initrd)?;
         vms.push(Vm {
             name: format!("vm{i}"),
@@ -198,8 +210,10 @@ fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
 pub struct CaseResult {
     /// `<script>/<case>` (with `[vmN]` when the script runs on two VMs).
     pub name: String,
-    /// Why it failed, or `None` if it passed.
+    /// Why it failed, or `None` if it passed or was skipped.
     pub failure: Option<String>,
+    /// Why it was skipped (`RSIW-TEST SKIP`), or `None` if it ran.
+    pub skipped: Option<String>,
 }
 
 /// Turn a script's runs into counted results: its `RSIW-TEST` cases, plus one case
@@ -218,7 +232,8 @@ pub fn judge(root: &Path, s: &Script, runs: &[Run]) -> Vec<CaseResult> {
         for c in &o.cases {
             out.push(CaseResult {
                 name: format!("{tag}/{}", c.name),
-                failure: (!c.pass).then(|| c.why.clone()),
+                failure: (!c.pass && !c.skipped).then(|| c.why.clone()),
+                skipped: c.skipped.then(|| c.why.clone()),
             });
         }
         let (name, failure) = match &s.expect_splat {
@@ -237,18 +252,21 @@ pub fn judge(root: &Path, s: &Script, runs: &[Run]) -> Vec<CaseResult> {
         out.push(CaseResult {
             name,
             failure: log_hint,
+            skipped: None,
         });
         let reported_fail = o.cases.iter().any(|c| !c.pass);
         if let Some(code) = o.script_exit.filter(|&c| c != 0 && !reported_fail) {
             out.push(CaseResult {
                 name: format!("{tag}: script exit status"),
                 failure: Some(format!("exited {code} without reporting a failed case")),
+                skipped: None,
             });
         }
         if o.booted && o.script_exit.is_none() && o.done {
             out.push(CaseResult {
                 name: format!("{tag}: script exit status"),
                 failure: Some("no exit sentinel".into()),
+                skipped: None,
             });
         }
     }
@@ -326,6 +344,7 @@ mod tests {
             expect_splat: expect.map(String::from),
             timeout: 1,
             flavours: None,
+            requires: Vec::new(),
         }
     }
 
@@ -372,6 +391,17 @@ mod tests {
     }
 
     #[test]
+    fn skipped_cases_are_neither_passed_nor_failed() {
+        let r = run("RSIW-VM: boot\nRSIW-TEST SKIP rping: rsiw0: no QPs yet (max_qp=0)\nRSIW-VM: script exit=0\nRSIW-VM: done\n");
+        let j = judge(Path::new("."), &script(None), &[r]);
+        assert_eq!(j.len(), 2);
+        assert_eq!(j[0].name, "t/rping");
+        assert!(j[0].failure.is_none());
+        assert_eq!(j[0].skipped.as_deref(), Some("rsiw0: no QPs yet (max_qp=0)"));
+        assert!(j[1].failure.is_none() && j[1].skipped.is_none());
+    }
+
+    #[test]
     fn nonzero_exit_without_failed_case_is_a_failure() {
         let r = run("RSIW-VM: boot\nRSIW-TEST PASS a\nRSIW-VM: script exit=2\nRSIW-VM: done\n");
         let j = judge(Path::new("."), &script(None), &[r]);
@@ -383,8 +413,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rsiw-suite-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("pair.sh");
-        std::fs::write(&p, "#!/bin/sh\n# rsiw-vms: 2\n# rsiw-timeout: 60\n# rsiw-expect-splat: X\n# rsiw-flavours: debug\necho\n# rsiw-vms: 9\n").unwrap();
+        std::fs::write(&p, "#!/bin/sh\n# rsiw-vms: 2\n# rsiw-timeout: 60\n# rsiw-expect-splat: X\n# rsiw-flavours: debug\n# rsiw-requires: datapath\necho\n# rsiw-vms: 9\n").unwrap();
         let s = Script::load(&p).unwrap();
+        assert_eq!(s.requires, vec!["datapath".to_string()]);
         assert_eq!(s.flavours, Some(vec!["debug".to_string()]));
         assert_eq!(
             (s.vms, s.timeout, s.expect_splat.as_deref(), s.name.as_str()),
