@@ -38,9 +38,17 @@ impl<T> Ring<T> {
         self.len == 0
     }
 
+    /// Slot of the `i`-th oldest entry. `head < cap` and `i <= len <= cap`, so the
+    /// sum is below `2 * cap` and one subtraction wraps it (no `%`: a division by a
+    /// runtime value brings in a panic path objtool cannot see as noreturn).
     fn index(&self, i: usize) -> usize {
-        // `head < cap` and `i < len <= cap`: no overflow on usize.
-        (self.head + i) % self.slots.len()
+        let cap = self.slots.len();
+        let at = self.head + i;
+        if at >= cap {
+            at - cap
+        } else {
+            at
+        }
     }
 
     /// Appends `v`; gives it back if the ring is full.
@@ -80,7 +88,7 @@ impl<T> Ring<T> {
         }
         let at = self.head;
         let v = self.slots.get_mut(at).and_then(Option::take);
-        self.head = (self.head + 1) % self.slots.len();
+        self.head = self.index(1);
         self.len -= 1;
         v
     }

@@ -87,8 +87,10 @@ pub const BOOT_SENTINEL: &str = "RSIW-VM: boot";
 /// The kernel command line every run uses.
 /// `panic=-1` reboots (and so ends QEMU, `-no-reboot`) at once on a panic, `oops=panic`
 /// turns an oops into that instead of a hung guest. WARN does not panic: the run goes
-/// on and the harness fails it afterwards.
-pub const CMDLINE: &str = "console=ttyS0 panic=-1 oops=panic printk.time=1";
+/// on and the harness fails it afterwards. `tsc=reliable`: under TCG the clocksource
+/// watchdog sometimes marks the emulated TSC unstable and falls back to jiffies, after
+/// which perftest's cycle-based latency tests print `inf` instead of a result.
+pub const CMDLINE: &str = "console=ttyS0 panic=-1 oops=panic printk.time=1 tsc=reliable";
 
 /// Added for the debug flavour: KASAN keeps reporting after its first finding.
 pub const DEBUG_CMDLINE: &str = "kasan_multi_shot";
