@@ -25,7 +25,7 @@ limit max_cqe 65536
 limit atomic_cap ATOMIC_NONE
 check_output "ibv_devinfo MEM_MGT_EXTENSIONS" 'MEM_MGT_EXTENSIONS' printf '%s\n' "$info"
 
-dmesg -C
+dmesg -c > /dev/null
 check "modprobe rsiw_objs_test" timeout 120 modprobe rsiw_objs_test dev=rsiw0
 log=$(dmesg)
 printf '%s\n' "$log" | grep 'RSIW-OBJS'
