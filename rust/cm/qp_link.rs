@@ -35,6 +35,9 @@ pub(crate) fn lookup(dev: &Device, qpn: u32) -> Option<QpLink> {
 /// Starts the engine on `qp` over `stream` and moves the QP to RTS with the
 /// negotiated ORD/IRD (the engine attaches itself to the QP and the stream).
 pub(crate) fn start(qp: &QpLink, stream: Arc<Stream>, setup: &Setup) -> Result {
-    let params = engine::Params::new(&setup.params, setup.initiator, setup.mss);
+    let mut params = engine::Params::new(&setup.params, setup.initiator, setup.mss);
+    if crate::ffi::iwcm::params().draft_swap {
+        params.dialect = crate::proto::atomic::Dialect::Draft03;
+    }
     engine::Conn::start(qp.0.clone(), stream, params).map(|_| ())
 }

@@ -15,6 +15,7 @@ use crate::{
     ffi::{crc::KernelCrc32c, lock::IrqSpinLock},
     mem::Mem,
     proto::{
+        atomic::Dialect,
         crc,
         mpa::{Rtr, StreamParams},
         rx::{RxConfig, RxParser},
@@ -53,6 +54,9 @@ pub(crate) struct Params {
     pub(crate) initiator: bool,
     /// TCP MSS of the stream (MULPDU is derived from it, RFC 5044 §4.1).
     pub(crate) mss: u32,
+    /// Atomic Operation codes the responder executes: RFC 7306, or also
+    /// draft-03's Swap (the `draft_swap` module parameter).
+    pub(crate) dialect: Dialect,
 }
 
 impl Params {
@@ -67,6 +71,7 @@ impl Params {
             rtr: p.rtr,
             initiator,
             mss,
+            dialect: Dialect::Rfc7306,
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::{
     ffi::crc::KernelCrc32c,
     mem::{Access, Mem},
     proto::{
-        atomic::{AtomicOp, Dialect},
+        atomic::AtomicOp,
         ddp::Buffer,
         rdmap::Opcode,
         rx::{HeaderInfo, Placement, RdmapHeader, RxParser, RxSink, SegmentEnd},
@@ -291,7 +291,7 @@ impl Sink<'_> {
         if !crate::proto::atomic::is_aligned(a.to) {
             return Err(TermCause::RDMAP_CATASTROPHIC_STREAM);
         }
-        let op = AtomicOp::decode(a.opcode, &a.fields, Dialect::Rfc7306)
+        let op = AtomicOp::decode(a.opcode, &a.fields, self.eng.params.dialect)
             .map_err(|_| TermCause::RDMAP_CATASTROPHIC_STREAM)?;
         self.ctx.pending = Pending::Atomic {
             mem,

@@ -85,8 +85,11 @@ impl DeviceAttr {
         out.max_cqe = clamp_int(self.max_cqe);
         out.max_mr = clamp_int(self.max_mr);
         out.max_pd = clamp_int(self.max_pd);
-        out.atomic_cap = bindings::ib_atomic_cap_IB_ATOMIC_NONE;
-        out.masked_atomic_cap = bindings::ib_atomic_cap_IB_ATOMIC_NONE;
+        // RFC 7306 §5.3: the responder updates the target with a 64-bit
+        // cmpxchg on the mapped word (`Mem::atomic64`), so the operation is
+        // atomic against every QP of the device and against CPU atomics.
+        out.atomic_cap = bindings::ib_atomic_cap_IB_ATOMIC_GLOB;
+        out.masked_atomic_cap = bindings::ib_atomic_cap_IB_ATOMIC_GLOB;
         out.max_pkeys = 1;
     }
 }

@@ -268,7 +268,8 @@ pub(crate) unsafe fn reject_data<'a>(p: *const c_void, len: u8) -> &'a [u8] {
     }
 }
 
-/// The CM's module parameters (`mpa_crc`, `mpa_peer_to_peer`, `mpa_timeout_ms`).
+/// The connection module parameters (`mpa_crc`, `mpa_peer_to_peer`, `mpa_timeout_ms`,
+/// `draft_swap`).
 #[derive(Clone, Copy)]
 pub(crate) struct CmParams {
     /// Ask for CRCs.
@@ -277,6 +278,8 @@ pub(crate) struct CmParams {
     pub(crate) peer_to_peer: bool,
     /// Limit on connect and each MPA frame transfer, in ms (at least 100).
     pub(crate) timeout_ms: u32,
+    /// Responder: execute draft-03's Atomic Swap (AOpCode 0x1).
+    pub(crate) draft_swap: bool,
 }
 
 /// The current module parameters.
@@ -288,5 +291,6 @@ pub(crate) fn params() -> CmParams {
         crc: p.crc,
         peer_to_peer: p.peer_to_peer,
         timeout_ms: p.timeout_ms,
+        draft_swap: p.draft_swap,
     }
 }

@@ -21,11 +21,16 @@ static unsigned int mpa_timeout_ms = 10000;
 module_param(mpa_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(mpa_timeout_ms, "Limit on TCP connect and on each MPA Request/Reply send or receive, in ms");
 
+static bool draft_swap;
+module_param(draft_swap, bool, 0644);
+MODULE_PARM_DESC(draft_swap, "Also execute the Atomic Swap of draft-ietf-storm-rdma-ext-03 (AOpCode 0x1) as responder; RFC 7306 dropped it, so by default it is an unsupported AOpCode and ends the stream with a Terminate. Applies to connections established afterwards");
+
 void rsiw_shim_cm_params(struct rsiw_cm_params *p)
 {
 	p->crc = READ_ONCE(mpa_crc);
 	p->peer_to_peer = READ_ONCE(mpa_peer_to_peer);
 	p->timeout_ms = max(READ_ONCE(mpa_timeout_ms), 100U);
+	p->draft_swap = READ_ONCE(draft_swap);
 }
 
 /* MPA exchange and teardown work; destroyed (and drained) at unload. */

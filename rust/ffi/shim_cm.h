@@ -30,6 +30,7 @@ struct rsiw_cm_params {
 	bool crc;
 	bool peer_to_peer;
 	unsigned int timeout_ms;
+	bool draft_swap;
 };
 
 /* The most buffers one rsiw_shim_sock_send() takes. */
