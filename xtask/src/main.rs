@@ -3,6 +3,7 @@
 
 mod accel;
 mod artifacts;
+mod bench;
 mod cmd;
 mod cpio;
 mod ctx;
@@ -35,7 +36,8 @@ commands:
   vm --script FILE           build, boot, run FILE (a shell script) in the VM; exit with its status
   test [NAME…]               host tests + VM suite (scripts qemu/tests/*NAME*.sh); ends with `N passed, N failed`
                              (`, N skipped` added when a script skipped cases, e.g. no rsiw data path yet)
-  bench                      not implemented yet
+  bench                      perftest siw vs rsiw vs rxe (atomics) and iperf3 in one VM run on the
+                             perf flavour; prints a table with the target ratios
 
 options:
   --flavour debug|perf       kernel flavour (default debug: KASAN, lockdep, kmemleak)
@@ -49,6 +51,8 @@ environment: RSIW_CACHE (cache dir), RSIW_ACCEL=tcg|kvm (skip the KVM probe), RS
 struct Args {
     command: String,
     flavour: Flavour,
+    /// `--flavour` was on the command line (`bench` defaults to perf otherwise).
+    flavour_given: bool,
     script: Option<PathBuf>,
     timeout: u64,
     host_only: bool,
@@ -63,6 +67,7 @@ fn parse_args() -> Result<Args> {
     let mut a = Args {
         command,
         flavour: Flavour::Debug,
+        flavour_given: false,
         script: None,
         timeout: suite::DEFAULT_TIMEOUT,
         host_only: false,
@@ -76,7 +81,10 @@ fn parse_args() -> Result<Args> {
                 .with_context(|| format!("{name} needs a value\n{USAGE}"))
         };
         match arg.as_str() {
-            "--flavour" => a.flavour = Flavour::parse(&value("--flavour")?)?,
+            "--flavour" => {
+                a.flavour = Flavour::parse(&value("--flavour")?)?;
+                a.flavour_given = true;
+            }
             "--script" => a.script = Some(PathBuf::from(value("--script")?)),
             "--timeout" => {
                 a.timeout = value("--timeout")?
@@ -122,10 +130,8 @@ fn real_main() -> Result<ExitCode> {
             vm_script(&ctx, &script, a.timeout, Echo::All)
         }
         "test" => test(&ctx, &a),
-        "bench" => {
-            eprintln!("bench: not implemented yet; the benchmark issue (perftest over rsiw and siw on the perf flavour) adds it. No numbers were measured.");
-            Ok(ExitCode::from(2))
-        }
+        // Benchmarks run on the perf flavour (no KASAN/lockdep) unless asked otherwise.
+        "bench" => bench::run(&Ctx::new(if a.flavour_given { a.flavour } else { Flavour::Perf }), a.timeout),
         "help" | "-h" | "--help" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

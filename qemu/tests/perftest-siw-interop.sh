@@ -1,0 +1,92 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# rsiw-vms: 2
+# rsiw-requires: datapath
+# rsiw-timeout: 900
+# perftest -R between rsiw and siw (the C reference) across the socket network: siw on
+# VM 0, rsiw on VM 1. Send/Write/Read bandwidth (64 KiB) and latency (8 B), each once with
+# rsiw as server and once as client; each side checks its own end printed a result line.
+# Then an RFC 7306 FetchAdd from rsiw to siw, which has no atomics: the rsiw requester
+# must get an error completion from siw's Terminate (RFC 7306 §1.1), no hang, and both
+# ends must tear down cleanly.
+. /rsiw/lib.sh
+setup_net
+peer=$(peer_addr)
+if [ "$RSIW_VM_INDEX" = 0 ]; then T=siw; else T=rsiw; fi
+D=${T}0
+ITERS=${PERF_ITERS:-100}
+check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
+dev_up "$T" "$D" eth1 || finish
+# siw 6.12 has its own lockdep report when it is the responder of a peer-to-peer (RTR)
+# connection after it has carried bulk data: siw_qp_llp_data_ready read-locks
+# sk_callback_lock with softirqs enabled (from release_sock), siw_rtr_data_ready
+# write-locks it in softirq. cm-siw-interop covers RTR with siw; here rsiw initiates
+# client-server (RFC 6581 without RTR) so a splat can only be rsiw's.
+[ "$T" = rsiw ] && check "rsiw: mpa_peer_to_peer=N" sh -c 'echo N > /sys/module/rsiw/parameters/mpa_peer_to_peer'
+
+sync=7100
+# serve TEST SIZE PORT OPTS…: perftest server here; released to the peer once listening.
+serve() {
+    t=$1 s=$2 p=$3; shift 3
+    sync=$((sync + 1))
+    timeout 240 "$t" -F -d "$D" ${s:+-s "$s"} -n "$ITERS" -p "$p" "$@" > /tmp/srv.log 2>&1 &
+    srv=$!
+    wait_rdma_listen && signal_peer $sync
+    wait $srv
+    rc=$?
+    line=$(perftest_result /tmp/srv.log)
+    # perftest's Read latency server only serves: the client alone reports.
+    [ "$t" = ib_read_lat ] && [ $rc -eq 0 ] && line="(no report on the Read server side)"
+    if [ $rc -eq 0 ] && [ -n "$line" ]; then pass "$T server: $t $*: $line"
+    else fail "$T server: $t $*" "exit $rc: $(tail -n 2 /tmp/srv.log)"; fi
+}
+# connect TEST SIZE PORT OPTS…: perftest client to the peer's server once it is up.
+connect() {
+    t=$1 s=$2 p=$3; shift 3
+    sync=$((sync + 1))
+    wait_peer $sync
+    timeout 240 "$t" -F -d "$D" ${s:+-s "$s"} -n "$ITERS" -p "$p" "$@" "$peer" > /tmp/cli.log 2>&1
+    rc=$?
+    line=$(perftest_result /tmp/cli.log)
+    if [ $rc -eq 0 ] && [ -n "$line" ]; then pass "$T client: $t $*: $line"
+    else fail "$T client: $t $*" "exit $rc: $(tail -n 2 /tmp/cli.log)"; fi
+}
+
+port=18900
+for t in ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat; do
+    case $t in *_bw) s=65536; o="-R --report_gbits" ;; *) s=8; o=-R ;; esac
+    for server in rsiw siw; do
+        port=$((port + 1))
+        if [ "$T" = "$server" ]; then serve $t $s $port $o; else connect $t $s $port $o; fi
+    done
+done
+
+# FetchAdd rsiw → siw: siw answers the unsupported Atomic Request with a Terminate.
+sync=$((sync + 1))
+if [ "$T" = siw ]; then
+    timeout 120 ib_atomic_lat -F -d "$D" -n 10 -p 18990 -R -A FETCH_AND_ADD > /tmp/srv.log 2>&1 &
+    srv=$!
+    wait_rdma_listen && signal_peer $sync
+    wait $srv
+    rc=$?
+    tail -n 3 /tmp/srv.log
+    # The server only waits; it must end (not hang) once the connection is gone.
+    if [ $rc -ne 124 ]; then pass "siw: atomic server ended (exit $rc)"; else fail "siw: atomic server ended" "timed out"; fi
+else
+    wait_peer $sync
+    dmesg -c > /dev/null
+    timeout 120 ib_atomic_lat -F -d "$D" -n 10 -p 18990 -R -A FETCH_AND_ADD "$peer" > /tmp/cli.log 2>&1
+    rc=$?
+    cat /tmp/cli.log
+    log=$(dmesg)
+    printf '%s\n' "$log" | grep rsiw
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then pass "rsiw: FetchAdd to siw fails (exit $rc), no hang"
+    else fail "rsiw: FetchAdd to siw fails, no hang" "exit $rc"; fi
+    check_output "rsiw: error completion for the FetchAdd" 'status|[Cc]ompletion with error' cat /tmp/cli.log
+    check_output "rsiw: siw's Terminate reached the requester" 'peer sent Terminate' printf '%s\n' "$log"
+fi
+sleep 3
+check_no_output "no QP left behind" '[0-9]' sh -c "rdma resource show qp | grep -w $D | grep -v '^$'"
+check_no_output "no cm_id left behind" '[0-9]' sh -c 'rdma resource show cm_id | grep -v "^$"'
+dev_down "$T" "$D"
+finish

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! `cargo xtask bench`: boots the perf kernel with `qemu/bench.sh`, which measures siw,
+//! rsiw and rxe with perftest (and TCP with iperf3) in one VM run, and tabulates the
+//! `RSIW-BENCH` lines it prints with the ratios the project's targets are stated in.
+
+use crate::{accel, artifacts, ctx::Ctx, outcome, setup, suite, vm};
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+/// One measurement: `(device, test)` → value with its unit, or why there is none.
+type Cells = BTreeMap<(String, String), Result<(String, f64), String>>;
+
+/// Parses `RSIW-BENCH DEV TEST UNIT VALUE` / `RSIW-BENCH DEV TEST n/a WHY…` lines.
+fn parse(console: &str) -> (Cells, Vec<String>) {
+    let mut cells = Cells::new();
+    let mut info = Vec::new();
+    for line in console.lines() {
+        let Some(rest) = line.split("RSIW-BENCH ").nth(1) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        match f.as_slice() {
+            ["info", more @ ..] => info.push(more.join(" ")),
+            [dev, test, "n/a", why @ ..] => {
+                cells.insert((dev.to_string(), test.to_string()), Err(why.join(" ")));
+            }
+            [dev, test, unit, v] => {
+                let cell = v
+                    .parse::<f64>()
+                    .map(|x| (unit.to_string(), x))
+                    .map_err(|_| format!("unparsable `{v}`"));
+                cells.insert((dev.to_string(), test.to_string()), cell);
+            }
+            _ => {}
+        }
+    }
+    (cells, info)
+}
+
+fn cell(c: &Cells, dev: &str, test: &str) -> String {
+    match c.get(&(dev.to_string(), test.to_string())) {
+        Some(Ok((_, v))) => format!("{v:.4}"),
+        Some(Err(why)) => format!("n/a ({why})"),
+        None => "not run".into(),
+    }
+}
+
+fn value(c: &Cells, dev: &str, test: &str) -> Option<f64> {
+    match c.get(&(dev.to_string(), test.to_string())) {
+        Some(Ok((_, v))) if *v > 0.0 => Some(*v),
+        _ => None,
+    }
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => format!("{:.2}", a / b),
+        _ => "-".into(),
+    }
+}
+
+/// The table: verbs rows against siw, atomic rows against rxe and rsiw's Read latency.
+fn table(c: &Cells, info: &[String]) -> String {
+    let mut t = String::new();
+    for i in info {
+        let _ = writeln!(t, "# {i}");
+    }
+    let _ = writeln!(t, "{:<28} {:>6} {:>12} {:>12} {:>9}  target", "test", "unit", "siw", "rsiw", "rsiw/siw");
+    let verbs = [
+        ("ib_send_bw@65536", "Gb/s", ">= 1.3"),
+        ("ib_write_bw@65536", "Gb/s", ">= 1.3"),
+        ("ib_read_bw@65536", "Gb/s", ">= 1.3"),
+        ("ib_send_lat@8", "us", "<= 0.8"),
+        ("ib_write_lat@8", "us", "<= 0.8"),
+        ("ib_read_lat@8", "us", "<= 0.8"),
+    ];
+    for (test, unit, target) in verbs {
+        let _ = writeln!(
+            t,
+            "{:<28} {:>6} {:>12} {:>12} {:>9}  {}",
+            test,
+            unit,
+            cell(c, "siw0", test),
+            cell(c, "rsiw0", test),
+            ratio(value(c, "rsiw0", test), value(c, "siw0", test)),
+            target
+        );
+    }
+    let _ = writeln!(t);
+    let _ = writeln!(t, "{:<28} {:>6} {:>12} {:>12} {:>9}  target", "test", "unit", "rxe", "rsiw", "rsiw/rxe");
+    let read_lat = value(c, "rsiw0", "ib_read_lat@8");
+    for a in ["FETCH_AND_ADD", "CMP_AND_SWAP"] {
+        let bw = format!("ib_atomic_bw:{a}");
+        let lat = format!("ib_atomic_lat:{a}");
+        let _ = writeln!(
+            t,
+            "{:<28} {:>6} {:>12} {:>12} {:>9}  >= 1.5",
+            bw,
+            "Mpps",
+            cell(c, "rxe0", &bw),
+            cell(c, "rsiw0", &bw),
+            ratio(value(c, "rsiw0", &bw), value(c, "rxe0", &bw))
+        );
+        let _ = writeln!(
+            t,
+            "{:<28} {:>6} {:>12} {:>12} {:>9}  (rsiw atomic / rsiw 8 B Read latency {}: <= 1.1)",
+            lat,
+            "us",
+            cell(c, "rxe0", &lat),
+            cell(c, "rsiw0", &lat),
+            ratio(value(c, "rsiw0", &lat), value(c, "rxe0", &lat)),
+            ratio(value(c, "rsiw0", &lat), read_lat)
+        );
+    }
+    let _ = writeln!(t);
+    let _ = writeln!(t, "TCP ceiling (iperf3, same address): {} Gb/s", cell(c, "tcp", "iperf3"));
+    t
+}
+
+/// Runs the bench on the perf flavour; exit 0 when every runnable cell produced a number.
+pub fn run(ctx: &Ctx, timeout: u64) -> Result<ExitCode> {
+    setup::ensure()?;
+    let script = ctx.root.join("qemu/bench.sh");
+    let art = artifacts::build(ctx)?;
+    let accel = accel::choose(ctx, &art.kernel.bzimage)?;
+    let mut s = suite::Script::load(&script)?;
+    s.timeout = s.timeout.max(timeout);
+    s.vms = 1;
+    let boot = suite::Boot {
+        ctx,
+        bzimage: &art.kernel.bzimage,
+        initramfs: &art.initramfs,
+        accel,
+    };
+    let runs = suite::boot(&boot, &s, vm::Echo::FromInit)?;
+    let run = runs.first().context("no VM ran")?;
+    let o = outcome::analyze(&run.console, run.timed_out);
+    let (cells, mut info) = parse(&run.console);
+    info.push(format!("{} flavour, {:?}, {:.0} s wall", ctx.flavour.name(), accel, run.wall.as_secs_f64()));
+    let t = table(&cells, &info);
+    println!("\n{t}");
+    let out = ctx.root.join("target/bench");
+    std::fs::create_dir_all(&out)?;
+    let file = out.join("bench.txt");
+    std::fs::write(&file, &t)?;
+    eprintln!("bench: table in {}, console log {}", vm::show(&ctx.root, &file), vm::show(&ctx.root, &run.log));
+    let failed = cells.values().any(|v| matches!(v, Err(w) if w == "failed"));
+    if let Some(p) = o.run_problem() {
+        eprintln!("bench: run FAILED: {p}");
+        return Ok(ExitCode::FAILURE);
+    }
+    if failed || o.script_exit != Some(0) {
+        eprintln!("bench: a runnable measurement failed (see `n/a (failed)` cells)");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_values_reasons_and_info() {
+        let (c, info) = parse(
+            "[  3.1] x\nRSIW-BENCH info kernel 6.12\nRSIW-BENCH siw0 ib_write_bw@65536 Gb/s 0.25\n\
+             RSIW-BENCH rsiw0 ib_write_bw@65536 Gb/s 0.5\nRSIW-BENCH siw0 ib_atomic_bw n/a atomic_cap NONE\n",
+        );
+        assert_eq!(info, vec!["kernel 6.12".to_string()]);
+        assert_eq!(value(&c, "rsiw0", "ib_write_bw@65536"), Some(0.5));
+        assert_eq!(cell(&c, "siw0", "ib_atomic_bw"), "n/a (atomic_cap NONE)");
+        assert_eq!(ratio(value(&c, "rsiw0", "ib_write_bw@65536"), value(&c, "siw0", "ib_write_bw@65536")), "2.00");
+        assert!(table(&c, &info).contains("ib_write_bw@65536"));
+    }
+}
