@@ -6,6 +6,7 @@
 # at 8 B, atomics where the device has them), rxe (atomics, the software reference), and
 # iperf3 over the same address as the TCP ceiling. Each measurement prints
 # `RSIW-BENCH DEV TEST UNIT VALUE` (or `RSIW-BENCH DEV TEST n/a WHY`); xtask tabulates.
+# rsiw runs twice: with its default MPA CRCs, and without (as siw-siw runs: "rsiw0-nocrc").
 . /rsiw/lib.sh
 setup_net
 BW_ITERS=${BENCH_BW_ITERS:-2000}
@@ -21,11 +22,11 @@ one() {
     port=$((port + 1))
     if line=$(perftest_run "${t%%:*}" "$d" "$size" "$iters" $port "$@"); then
         echo "$line"
-        echo "RSIW-BENCH $d $t${size:+@$size} $unit $(echo "$line" | awk -v f="$field" '{print $f}')"
+        echo "RSIW-BENCH ${LBL:-$d} $t${size:+@$size} $unit $(echo "$line" | awk -v f="$field" '{print $f}')"
         pass "bench $d $t $*"
     else
         echo "$line"
-        echo "RSIW-BENCH $d $t${size:+@$size} n/a failed"
+        echo "RSIW-BENCH ${LBL:-$d} $t${size:+@$size} n/a failed"
         fail "bench $d $t $*" "no result line"
     fi
 }
@@ -68,6 +69,13 @@ for T in siw rsiw; do
     dev_up "$T" ${T}0 eth0 || continue
     verbs_bench ${T}0
     atomic_bench ${T}0 -R
+    if [ "$T" = rsiw ]; then
+        # siw neither asks for nor requires MPA CRCs, so siw-siw runs without them;
+        # rsiw asks by default. The like-for-like row: rsiw with mpa_crc=N.
+        echo N > /sys/module/rsiw/parameters/mpa_crc
+        LBL=rsiw0-nocrc verbs_bench rsiw0
+        echo Y > /sys/module/rsiw/parameters/mpa_crc
+    fi
     dev_down "$T" ${T}0
 done
 
