@@ -114,6 +114,16 @@ wait_rdma_listen() {
     retry 30 sh -c 'rdma resource show cm_id | grep -q LISTEN'
 }
 
+# wait_tcp_listen PORT: wait until a TCP socket listens on PORT (kernel sockets count: an
+# iWARP device's listener is one). rdma_cm shows a wildcard cm_id as LISTEN before it has
+# created the per-device listeners, so a client started on wait_rdma_listen alone can be
+# refused (RDMA_CM_EVENT_REJECTED -111).
+wait_tcp_listen() {
+    retry 30 awk -v p=":$(printf '%04X' "$1")" \
+        'FNR > 1 && $4 == "0A" && substr($2, length($2) - 4) == p { found = 1 } END { exit !found }' \
+        /proc/net/tcp /proc/net/tcp6
+}
+
 # require_rsiw NAME: fails NAME (and returns 1) if rsiw.ko is not in the image.
 require_rsiw() {
     if [ -n "$RSIW_KO_MISSING" ]; then fail "$1" "$RSIW_KO_MISSING"; return 1; fi
@@ -202,7 +212,11 @@ perftest_run() {
     timeout 240 "$t" -F -d "$d" ${s:+-s "$s"} -n "$iters" -p "$p" "$@" > "$log.server.log" 2>&1 &
     srv=$!
     case " $* " in
-    *" -R "*) wait_rdma_listen ;;
+    *" -R "*)
+        wait_rdma_listen
+        # iWARP connects over TCP to the port itself; RoCE (rxe) has no TCP listener.
+        case $d in *siw*) wait_tcp_listen "$p" ;; esac
+        ;;
     *) sleep 2 ;;  # the server's TCP exchange socket listens right away
     esac
     timeout 240 "$t" -F -d "$d" ${s:+-s "$s"} -n "$iters" -p "$p" "$@" "${PERF_ADDR:-10.0.2.15}" > "$log.client.log" 2>&1

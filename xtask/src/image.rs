@@ -70,6 +70,15 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
         add_host_file(&mut t, &p)?;
         elves.push(p);
     }
+    // The benchmark image also carries `perf` (Debian's linux-perf) so a bench script can
+    // show where the time goes; it is optional (about 30 MiB with its libraries) and left
+    // out of the test images, which it would only slow down.
+    if ctx.flavour == crate::ctx::Flavour::Perf {
+        if let Ok(p) = which("perf") {
+            add_host_file(&mut t, &p)?;
+            elves.push(p);
+        }
+    }
     for e in read_dir_sorted(Path::new(PROVIDER_DIR))? {
         add_host_file(&mut t, &e)?;
         elves.push(e);
