@@ -449,13 +449,13 @@ pub(crate) fn srq_resp(srq: &UserRq) -> cmd::CreateSrqResp {
 
 /// The provider's SQ doorbell: new SQEs on `qp`'s ring. RTS: the engine's TX
 /// looks at the ring; ERROR: the new SQEs are flushed; before RTS they wait in
-/// the ring for the connection. Any context of a uverbs ioctl (may sleep, but
-/// nothing here does).
+/// the ring for the connection. Process context of a uverbs ioctl, which may
+/// sleep: in RTS the engine transmits right here (`Conn::kick_direct`).
 pub(crate) fn doorbell(qp: &Qp) -> Result {
     match qp.state() {
         QpState::Rts | QpState::Sqd => {
             if let Some(c) = qp.conn() {
-                c.kick();
+                c.kick_direct();
             }
         }
         QpState::Error => qp.set_error(),

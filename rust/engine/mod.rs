@@ -198,10 +198,7 @@ impl WorkItem for Engine {
 
     fn run(this: Arc<Engine>) {
         this.tx_run();
-        let g = this.idle.lock();
-        this.busy.fetch_sub(1, Ordering::SeqCst);
-        drop(g);
-        this.idle_cv.notify_all();
+        this.unbusy();
     }
 }
 
@@ -291,6 +288,13 @@ impl Conn {
         self.eng.kick();
     }
 
+    /// New SQ work posted from process context that may sleep (the
+    /// provider's doorbell ioctl): transmits in the caller's context, as siw
+    /// does for user QPs, saving the work-queue hop on the latency path.
+    pub(crate) fn kick_direct(&self) {
+        self.eng.tx_direct();
+    }
+
     /// Local close (`modify_qp`; process context): stops taking SQ work,
     /// sends a pending Terminate, then FIN (or RST if `abortive`).
     pub(crate) fn close(&self, abortive: bool) {
@@ -337,6 +341,24 @@ impl Engine {
         if self.stopped.load(Ordering::SeqCst) || workqueue::system().enqueue(self.clone()).is_err() {
             self.busy.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+
+    /// Runs TX in the calling (sleepable process) context. Counted in
+    /// `busy` like the work item, so `quiesce` waits for it as well.
+    fn tx_direct(self: &Arc<Self>) {
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        if !self.stopped.load(Ordering::SeqCst) {
+            self.tx_run();
+        }
+        self.unbusy();
+    }
+
+    /// One TX run (work item or direct) ended: wake `quiesce`.
+    fn unbusy(&self) {
+        let g = self.idle.lock();
+        self.busy.fetch_sub(1, Ordering::SeqCst);
+        drop(g);
+        self.idle_cv.notify_all();
     }
 
     /// Moves a running connection to closing; an abortive request also
