@@ -321,6 +321,30 @@ impl Mem {
         s.len = len;
     }
 
+    /// Zero-copy transmit: `f(page, offset, n)` for each page piece of
+    /// `len` bytes at `addr` if the region is pinned user memory, whose pages
+    /// the socket may reference; `Ok(false)` for kernel memory (its slab
+    /// pages must be copied). Call `check` first. Runs under the region's
+    /// lock: `f` must not sleep.
+    pub(crate) fn user_pages(
+        &self,
+        addr: u64,
+        len: usize,
+        mut f: impl FnMut(crate::ffi::zc::PageRef, usize, usize) -> Result,
+    ) -> Result<bool> {
+        if !matches!(self.kind, MemKind::User(_)) {
+            return Ok(false);
+        }
+        self.copy(addr, len, |w, _, n| match w {
+            Where::User(u, off) => {
+                let (p, o) = u.page_ref(off, n)?;
+                f(p, o, n)
+            }
+            Where::Kva(_) => Err(EINVAL),
+        })?;
+        Ok(true)
+    }
+
     /// Runs `f(where, at, n)` for each physically contiguous piece of
     /// `len` bytes at `addr`, `at` being the offset into the caller's buffer.
     fn copy(

@@ -5,7 +5,10 @@
 
 use crate::{
     cm::Endpoint,
-    ffi::sock::{Socket, StreamWatch},
+    ffi::{
+        sock::{Socket, StreamWatch},
+        zc::{self, Segs},
+    },
 };
 use kernel::{
     new_mutex,
@@ -116,6 +119,12 @@ impl Stream {
     /// Process context (it takes the socket lock).
     pub(crate) fn send(&self, bufs: &[&[u8]], more: bool) -> Result<usize> {
         self.sock.send(bufs, more, false)
+    }
+
+    /// Sends page pieces `segs` from byte `skip` on by reference
+    /// (`MSG_SPLICE_PAGES`); otherwise as [`Stream::send`].
+    pub(crate) fn send_pages(&self, segs: &Segs, skip: usize, more: bool) -> Result<usize> {
+        zc::send_pages(&self.sock, segs, skip, more)
     }
 
     /// Closes the stream: FIN, or RST if `abortive`; the CM then reports the

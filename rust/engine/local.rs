@@ -68,6 +68,25 @@ impl Local {
         self.walk(off, data.len(), |m, addr, r| m.write(addr, data.get(r).ok_or(EINVAL)?))
     }
 
+    /// Zero-copy transmit: `f(page, offset, n)` for each page piece of
+    /// message octets `off..off + len`, if all of them are pinned user
+    /// memory; `Ok(false)` (after some calls of `f`, perhaps) otherwise.
+    pub(crate) fn user_pages(
+        &self,
+        off: u64,
+        len: usize,
+        mut f: impl FnMut(crate::ffi::zc::PageRef, usize, usize) -> Result,
+    ) -> Result<bool> {
+        let mut all = true;
+        self.walk(off, len, |m, addr, r| {
+            if all {
+                all = m.user_pages(addr, r.len(), &mut f)?;
+            }
+            Ok(())
+        })?;
+        Ok(all)
+    }
+
     /// Calls `f(region, address, range of the caller's slice)` for each SGE
     /// piece of message octets `off..off + len`; `EINVAL` beyond the buffers.
     fn walk(&self, off: u64, len: usize, mut f: impl FnMut(&Mem, u64, Range<usize>) -> Result) -> Result {

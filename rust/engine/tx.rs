@@ -7,7 +7,10 @@
 use super::{Engine, Inbound, Inflight, Local, Outbound, Phase};
 use crate::{
     cq::WcStatus,
-    ffi::crc::KernelCrc32c,
+    ffi::{
+        crc::KernelCrc32c,
+        zc::{self, PageRef, Seg, Segs},
+    },
     mem::{Access, Mem},
     proto::{
         atomic::{AOpCode, AtomicFields},
@@ -20,7 +23,11 @@ use crate::{
     },
     qp::{SendOp, SendWqe, MAX_INLINE},
 };
-use kernel::{alloc::KVVec, prelude::*, sync::Arc};
+use kernel::{
+    alloc::KVVec,
+    prelude::*,
+    sync::Arc,
+};
 
 /// Room in the wire buffer beyond MULPDU: length field, PAD, CRC.
 const FRAME_EXTRA: usize = 2 + 3 + 4;
@@ -54,6 +61,22 @@ impl Src {
             Self::Region { mem, addr } => mem.read(addr.checked_add(u64::from(off)).ok_or(EINVAL)?, out),
         }
     }
+
+    /// References to the pages of payload octets `off..off + len` appended
+    /// to `segs`, if they all are pinned user memory; `Ok(false)` otherwise.
+    fn user_pages(&self, off: u32, len: usize, segs: &mut Segs) -> Result<bool> {
+        let mut push = |p: PageRef, o: usize, n: usize| -> Result {
+            // Full (an FPDU beyond MAX_SEGS pages): the caller copies.
+            segs.push(Seg::new(p, o, n)?)
+        };
+        match self {
+            Self::Local(l) => l.user_pages(u64::from(off), len, &mut push),
+            Self::Region { mem, addr } => {
+                mem.user_pages(addr.checked_add(u64::from(off)).ok_or(EINVAL)?, len, &mut push)
+            }
+            Self::None | Self::Inline(_) => Ok(false),
+        }
+    }
 }
 
 /// What happens when the last FPDU of a message is in the socket.
@@ -80,8 +103,17 @@ struct Msg {
 /// TX state; [`Engine::tx`] protects it (the TX work only).
 pub(super) struct TxState {
     framer: TxFramer,
+    /// The copied octets of the FPDU being sent: `wire[..hlen]` go before
+    /// the page pieces `zc`, `wire[hlen..len]` (PAD, CRC) after them.
     wire: KVVec<u8>,
     len: usize,
+    hlen: usize,
+    /// Zero-copy payload of the FPDU being sent, `zc_len` octets.
+    zc: Segs,
+    zc_len: usize,
+    /// Messages with at least this much payload go zero-copy (0: never).
+    zc_min: u32,
+    /// Octets of the FPDU (copied and zero-copy) already in the socket.
     sent: usize,
     cur: Option<Msg>,
     /// Completes when `wire` is fully sent (the message's last FPDU).
@@ -107,6 +139,10 @@ impl TxState {
             framer,
             wire: KVVec::from_elem(0u8, usize::from(mulpdu) + FRAME_EXTRA, GFP_KERNEL)?,
             len: 0,
+            hlen: 0,
+            zc: Segs::new(),
+            zc_len: 0,
+            zc_min: zc::min_len(),
             sent: 0,
             cur: None,
             after: Done::Nothing,
@@ -118,9 +154,22 @@ impl TxState {
     /// Drops the message in progress and its region references.
     pub(super) fn reset(&mut self) {
         self.cur = None;
-        self.len = 0;
-        self.sent = 0;
+        self.clear_fpdu();
         self.after = Done::Nothing;
+    }
+
+    /// No FPDU in progress; drops its page references.
+    fn clear_fpdu(&mut self) {
+        self.len = 0;
+        self.hlen = 0;
+        self.zc.clear();
+        self.zc_len = 0;
+        self.sent = 0;
+    }
+
+    /// Octets of the FPDU in progress on the wire.
+    fn fpdu_len(&self) -> usize {
+        self.len + self.zc_len
     }
 
     fn next_msn(&mut self, qn: u32) -> u32 {
@@ -201,16 +250,10 @@ impl Engine {
                 }
                 return;
             }
-            if tx.sent < tx.len {
-                let (sent, len) = (tx.sent, tx.len);
-                let r = match tx.wire.get(sent..len) {
-                    // More FPDUs of the same message follow: let TCP batch.
-                    Some(b) => self.stream.send(&[b], tx.cur.is_some()),
-                    None => Err(EINVAL),
-                };
-                match r {
+            if tx.sent < tx.fpdu_len() {
+                match self.send_part(&tx) {
                     Ok(n) if n > 0 => {
-                        tx.sent = sent.saturating_add(n).min(len);
+                        tx.sent = tx.sent.saturating_add(n).min(tx.fpdu_len());
                         continue;
                     }
                     // Full: `write_space` kicks the work again.
@@ -225,6 +268,8 @@ impl Engine {
                     }
                 }
             }
+            // The FPDU is in the socket; TCP holds its own page references.
+            tx.clear_fpdu();
             let after = core::mem::replace(&mut tx.after, Done::Nothing);
             if let Done::Shutdown = after {
                 tx.reset();
@@ -243,6 +288,23 @@ impl Engine {
                     return;
                 }
             }
+        }
+    }
+
+    /// Sends (some of) the rest of the FPDU in progress: the copied header,
+    /// the zero-copy payload pages, then the copied trailer.
+    fn send_part(&self, tx: &TxState) -> Result<usize> {
+        let (s, h, z, l) = (tx.sent, tx.hlen, tx.zc_len, tx.len);
+        // More FPDUs of the same message follow: let TCP batch.
+        let more = tx.cur.is_some();
+        if s < h {
+            let b = tx.wire.get(s..h).ok_or(EINVAL)?;
+            self.stream.send(&[b], more || h < l)
+        } else if s - h < z {
+            self.stream.send_pages(&tx.zc, s - h, more || h < l)
+        } else {
+            let b = tx.wire.get(s - z..l).ok_or(EINVAL)?;
+            self.stream.send(&[b], more)
         }
     }
 
@@ -584,11 +646,15 @@ impl Engine {
     /// Frames the next FPDU of `tx.cur` into `tx.wire`; `Err` if the
     /// message cannot be framed or its payload cannot be read.
     fn frame(&self, tx: &mut TxState) -> Result<(), ()> {
+        tx.clear_fpdu();
         let TxState {
             framer,
             wire,
             len,
-            sent,
+            hlen,
+            zc: segs,
+            zc_len,
+            zc_min,
             cur,
             after,
             ..
@@ -612,6 +678,11 @@ impl Engine {
         }
         let f = framer.frames(&rest).map_err(|_| ())?.next().ok_or(())?;
         let patch_mo = off > 0 && matches!(rest.ddp, Buffer::Untagged { .. });
+        // Large messages from pinned user memory go zero-copy; markers
+        // would split the payload, and are never sent anyway.
+        let try_zc = *zc_min > 0 && total >= *zc_min && !self.params.markers_tx;
+        let crc_on = self.params.crc;
+        let mut crc = CRC32C_INIT;
         let mut pos = 0usize;
         for p in f.pieces() {
             let n = p.len();
@@ -621,15 +692,24 @@ impl Engine {
                 Piece::Marker(m) => dst.copy_from_slice(&m),
                 Piece::Payload(r) => {
                     let at = off.checked_add(u32::try_from(r.start).map_err(|_| ())?).ok_or(())?;
+                    if try_zc && n > 0 && matches!(msg.src.user_pages(at, n, segs), Ok(true)) {
+                        if crc_on {
+                            crc = segs.iter().fold(crc, |c, s| s.crc32c(c));
+                        }
+                        // The payload is not in `wire`: what follows is
+                        // the trailer, sent after the pages.
+                        *hlen = pos;
+                        *zc_len = n;
+                        continue;
+                    }
+                    segs.clear();
                     msg.src.read(at, dst).map_err(|_| ())?;
                 }
                 Piece::Crc => {
-                    let v = if self.params.crc {
-                        crc32c_finish(KernelCrc32c.update(CRC32C_INIT, wire.get(..pos).ok_or(())?))
-                    } else {
-                        0
-                    };
-                    wire.get_mut(pos..pos + n).ok_or(())?.copy_from_slice(&v.to_le_bytes());
+                    let v = if crc_on { crc32c_finish(crc) } else { 0 };
+                    dst.copy_from_slice(&v.to_le_bytes());
+                    pos += n;
+                    continue;
                 }
             }
             if pos == 0 && patch_mo {
@@ -637,11 +717,16 @@ impl Engine {
                 let hdr = wire.get_mut(2..2 + ddp::UNTAGGED_HDR_LEN).ok_or(())?;
                 ddp::Packet::new_unchecked(hdr).set_mo(off);
             }
+            if crc_on {
+                crc = KernelCrc32c.update(crc, wire.get(pos..pos + n).ok_or(())?);
+            }
             pos += n;
+        }
+        if *zc_len == 0 {
+            *hlen = pos;
         }
         msg.off = off.saturating_add(f.payload.len() as u32);
         *len = pos;
-        *sent = 0;
         if msg.off >= total {
             *after = msg.done;
             *cur = None;

@@ -25,3 +25,4 @@ pub(crate) mod sock;
 pub(crate) mod srq;
 pub(crate) mod udata;
 pub(crate) mod umem;
+pub(crate) mod zc;

@@ -18,6 +18,7 @@
 #include "shim_obj.h"
 #include "shim_cm.h"
 #include "shim_uq.h"
+#include "shim_zc.h"
 
 /* The ib_device container; the core allocates it with ib_alloc_device(). */
 struct rsiw_ibdev {

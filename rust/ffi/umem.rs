@@ -70,6 +70,15 @@ impl UserPages {
         Ok((p as *mut bindings::page, in_page))
     }
 
+    /// A reference to the page holding byte `off` (`len` bytes within one
+    /// page) for zero-copy transmit, and the offset in that page.
+    pub(crate) fn page_ref(&self, off: u64, len: usize) -> Result<(super::zc::PageRef, usize)> {
+        let (p, o) = self.page(off, len)?;
+        // SAFETY: `p` is a pinned page of this umem (type invariant).
+        let r = unsafe { super::zc::PageRef::get(p) }.ok_or(EINVAL)?;
+        Ok((r, o))
+    }
+
     /// Copies `data` to byte `off` (within one page).
     pub(crate) fn write(&self, off: u64, data: &[u8]) -> Result {
         let (p, o) = self.page(off, data.len())?;

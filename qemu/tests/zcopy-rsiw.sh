@@ -1,0 +1,45 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# rsiw-requires: datapath
+# rsiw-timeout: 600
+# Zero-copy transmit on rsiw0: rping -V with 65000- and 5000-byte buffers (rping
+# allows less than 64 KiB): RDMA Read Responses and Writes from pinned user pages,
+# sent by page reference with the MPA CRC computed over the pages and checked
+# by the receiving rsiw), then the same with zero-copy off (tx_zcopy_min=0).
+. /rsiw/lib.sh
+setup_net
+D=rsiw0
+COUNT=50
+P=/sys/module/rsiw/parameters/tx_zcopy_min
+
+dev_up rsiw "$D" eth0 || finish
+check_output "tx_zcopy_min defaults to one page" '^4096$' cat "$P"
+
+# $1: label, $2: rping buffer size.
+rping_sized() {
+	timeout 300 rping -s -a 10.0.2.15 -C $COUNT -S "$2" -V > /tmp/zc-server.log 2>&1 &
+	server=$!
+	check "$1: rping server listens" wait_rdma_listen
+	timeout 300 rping -c -a 10.0.2.15 -C $COUNT -S "$2" -V > /tmp/zc-client.log 2>&1
+	rc=$?
+	wait $server
+	src=$?
+	tail -n 3 /tmp/zc-client.log /tmp/zc-server.log
+	if [ $rc -eq 0 ] && [ $src -eq 0 ]; then
+		pass "$1: rping -V -S $2, $COUNT pings, both ends exit 0"
+	else
+		fail "$1: rping -V -S $2, $COUNT pings, both ends exit 0" "client $rc, server $src"
+	fi
+	check_no_output "$1: no data mismatch, no Terminate" 'mismatch|TERMINATE|error' cat /tmp/zc-client.log /tmp/zc-server.log
+}
+
+rping_sized "zero-copy" 65000
+rping_sized "zero-copy, odd size" 5000
+echo 0 > "$P"
+check_output "tx_zcopy_min=0 (copy only)" '^0$' cat "$P"
+rping_sized "copy" 65000
+echo 4096 > "$P"
+
+check_no_output "no QP left behind" '[0-9]' sh -c "rdma resource show qp | grep -w $D | grep -v '^$'"
+dev_down rsiw "$D"
+finish

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rsiw zero-copy transmit: payload pages handed to TCP by reference
+ * (MSG_SPLICE_PAGES) and the MPA CRC (RFC 5044 §4.4) computed over them.
+ */
+#ifndef RSIW_SHIM_ZC_H
+#define RSIW_SHIM_ZC_H
+
+#include <linux/types.h>
+
+struct page;
+struct socket;
+
+/* Most page pieces one rsiw_shim_zc_send call takes. */
+#define RSIW_ZC_MAX_SEGS 32
+
+/* A piece of one page: @len bytes at @off. */
+struct rsiw_zc_seg {
+	struct page *page;
+	u32 off;
+	u32 len;
+};
+
+unsigned int rsiw_shim_zc_min(void);
+void rsiw_shim_zc_get_page(struct page *p);
+void rsiw_shim_zc_put_page(struct page *p);
+u32 rsiw_shim_zc_crc(u32 crc, struct page *p, u32 off, u32 len);
+int rsiw_shim_zc_send(struct socket *s, const struct rsiw_zc_seg *segs,
+		      size_t n, bool more);
+
+#endif
