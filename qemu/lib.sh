@@ -221,6 +221,8 @@ perftest_run() {
     esac
     timeout 240 "$t" -F -d "$d" ${s:+-s "$s"} -n "$iters" -p "$p" "$@" "${PERF_ADDR:-10.0.2.15}" > "$log.client.log" 2>&1
     rc=$?
+    # A client that failed to connect leaves its server waiting for the timeout.
+    [ $rc -ne 0 ] && sleep 2 && kill $srv 2>/dev/null
     wait $srv
     src=$?
     line=$(perftest_result "$log.client.log")

@@ -30,7 +30,7 @@ fn parse(console: &str) -> (Cells, Vec<String>) {
                 let cell = v
                     .parse::<f64>()
                     .map(|x| (unit.to_string(), x))
-                    .map_err(|_| format!("unparsable `{v}`"));
+                    .map_err(|_| format!("failed: unparsable `{v}`"));
                 cells.insert((dev.to_string(), test.to_string()), cell);
             }
             _ => {}
@@ -125,6 +125,14 @@ fn table(c: &Cells, info: &[String]) -> String {
     t
 }
 
+/// The host's 1-minute load average, or `?`.
+fn host_load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
 /// Runs the bench on the perf flavour; exit 0 when every runnable cell produced a number.
 pub fn run(ctx: &Ctx, timeout: u64) -> Result<ExitCode> {
     setup::ensure()?;
@@ -140,11 +148,20 @@ pub fn run(ctx: &Ctx, timeout: u64) -> Result<ExitCode> {
         initramfs: &art.initramfs,
         accel,
     };
+    // TCG shares the host's cores with everything else: the load says how quiet it was.
+    let load_before = host_load();
     let runs = suite::boot(&boot, &s, vm::Echo::FromInit)?;
     let run = runs.first().context("no VM ran")?;
     let o = outcome::analyze(&run.console, run.timed_out);
     let (cells, mut info) = parse(&run.console);
-    info.push(format!("{} flavour, {:?}, {:.0} s wall", ctx.flavour.name(), accel, run.wall.as_secs_f64()));
+    info.push(format!(
+        "{} flavour, {:?}, {:.0} s wall, host load average (1 min) {} before, {} after",
+        ctx.flavour.name(),
+        accel,
+        run.wall.as_secs_f64(),
+        load_before,
+        host_load()
+    ));
     let t = table(&cells, &info);
     println!("\n{t}");
     let out = ctx.root.join("target/bench");
@@ -152,7 +169,7 @@ pub fn run(ctx: &Ctx, timeout: u64) -> Result<ExitCode> {
     let file = out.join("bench.txt");
     std::fs::write(&file, &t)?;
     eprintln!("bench: table in {}, console log {}", vm::show(&ctx.root, &file), vm::show(&ctx.root, &run.log));
-    let failed = cells.values().any(|v| matches!(v, Err(w) if w == "failed"));
+    let failed = cells.values().any(|v| matches!(v, Err(w) if w.starts_with("failed")));
     if let Some(p) = o.run_problem() {
         eprintln!("bench: run FAILED: {p}");
         return Ok(ExitCode::FAILURE);
