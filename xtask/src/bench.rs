@@ -12,6 +12,20 @@ use std::process::ExitCode;
 /// One measurement: `(device, test)` → value with its unit, or why there is none.
 type Cells = BTreeMap<(String, String), Result<(String, f64), String>>;
 
+/// The runs behind a median: `(device, test)` → (min, max).
+type Spread = BTreeMap<(String, String), (f64, f64)>;
+
+/// `spread DEV TEST: V V V` (an info line) → the key and the range of the values.
+fn spread_of(info: &str) -> Option<((String, String), (f64, f64))> {
+    let rest = info.strip_prefix("spread ")?;
+    let (key, vals) = rest.split_once(':')?;
+    let (dev, test) = key.trim().split_once(' ')?;
+    let v: Vec<f64> = vals.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    let min = v.iter().copied().reduce(f64::min)?;
+    let max = v.iter().copied().reduce(f64::max)?;
+    Some(((dev.to_string(), test.to_string()), (min, max)))
+}
+
 /// Parses `RSIW-BENCH DEV TEST UNIT VALUE` / `RSIW-BENCH DEV TEST n/a WHY…` lines.
 fn parse(console: &str) -> (Cells, Vec<String>) {
     let mut cells = Cells::new();
@@ -41,9 +55,29 @@ fn parse(console: &str) -> (Cells, Vec<String>) {
 
 fn cell(c: &Cells, dev: &str, test: &str) -> String {
     match c.get(&(dev.to_string(), test.to_string())) {
-        Some(Ok((_, v))) => format!("{v:.4}"),
+        Some(Ok((_, v))) => format!("{}", Sig(*v)),
         Some(Err(why)) => format!("n/a ({why})"),
         None => "not run".into(),
+    }
+}
+
+/// A value with four significant digits (message rates are small, latencies large).
+struct Sig(f64);
+
+impl std::fmt::Display for Sig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.0;
+        let digits = if v == 0.0 { 0 } else { (3 - v.abs().log10().floor() as i32).clamp(0, 6) };
+        write!(f, "{:.*}", digits as usize, v)
+    }
+}
+
+/// The cell with the range of its runs, `median [min–max]`.
+fn cell_range(c: &Cells, s: &Spread, dev: &str, test: &str) -> String {
+    let base = cell(c, dev, test);
+    match (value(c, dev, test), s.get(&(dev.to_string(), test.to_string()))) {
+        (Some(_), Some((lo, hi))) => format!("{base} [{}-{}]", Sig(*lo), Sig(*hi)),
+        _ => base,
     }
 }
 
@@ -62,14 +96,16 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> String {
 }
 
 /// The table: verbs rows against siw, atomic rows against rxe and rsiw's Read latency.
+/// Cells are medians with the range of their runs in brackets.
 fn table(c: &Cells, info: &[String]) -> String {
+    let spread: Spread = info.iter().filter_map(|i| spread_of(i)).collect();
     let mut t = String::new();
-    for i in info {
+    for i in info.iter().filter(|i| !i.starts_with("spread ")) {
         let _ = writeln!(t, "# {i}");
     }
     let _ = writeln!(
         t,
-        "{:<20} {:>5} {:>9} {:>9} {:>9} {:>12} {:>9}  target",
+        "{:<18} {:>4} {:>22} {:>22} {:>8} {:>22} {:>8}  target",
         "test", "unit", "siw", "rsiw", "rsiw/siw", "rsiw no CRC", "ratio"
     );
     let verbs = [
@@ -83,45 +119,53 @@ fn table(c: &Cells, info: &[String]) -> String {
     for (test, unit, target) in verbs {
         let _ = writeln!(
             t,
-            "{:<20} {:>5} {:>9} {:>9} {:>9} {:>12} {:>9}  {}",
+            "{:<18} {:>4} {:>22} {:>22} {:>8} {:>22} {:>8}  {}",
             test,
             unit,
-            cell(c, "siw0", test),
-            cell(c, "rsiw0", test),
+            cell_range(c, &spread, "siw0", test),
+            cell_range(c, &spread, "rsiw0", test),
             ratio(value(c, "rsiw0", test), value(c, "siw0", test)),
-            cell(c, "rsiw0-nocrc", test),
+            cell_range(c, &spread, "rsiw0-nocrc", test),
             ratio(value(c, "rsiw0-nocrc", test), value(c, "siw0", test)),
             target
         );
     }
     let _ = writeln!(t);
-    let _ = writeln!(t, "{:<28} {:>6} {:>12} {:>12} {:>9}  target", "test", "unit", "rxe", "rsiw", "rsiw/rxe");
+    let _ = writeln!(
+        t,
+        "{:<26} {:>4} {:>22} {:>22} {:>8}  target",
+        "test", "unit", "rxe", "rsiw", "rsiw/rxe"
+    );
     let read_lat = value(c, "rsiw0", "ib_read_lat@8");
     for a in ["FETCH_AND_ADD", "CMP_AND_SWAP"] {
         let bw = format!("ib_atomic_bw:{a}");
         let lat = format!("ib_atomic_lat:{a}");
         let _ = writeln!(
             t,
-            "{:<28} {:>6} {:>12} {:>12} {:>9}  >= 1.5",
+            "{:<26} {:>4} {:>22} {:>22} {:>8}  >= 1.5",
             bw,
             "Mpps",
-            cell(c, "rxe0", &bw),
-            cell(c, "rsiw0", &bw),
+            cell_range(c, &spread, "rxe0", &bw),
+            cell_range(c, &spread, "rsiw0", &bw),
             ratio(value(c, "rsiw0", &bw), value(c, "rxe0", &bw))
         );
         let _ = writeln!(
             t,
-            "{:<28} {:>6} {:>12} {:>12} {:>9}  (rsiw atomic / rsiw 8 B Read latency {}: <= 1.1)",
+            "{:<26} {:>4} {:>22} {:>22} {:>8}  (rsiw atomic / rsiw 8 B Read latency {}: <= 1.1)",
             lat,
             "us",
-            cell(c, "rxe0", &lat),
-            cell(c, "rsiw0", &lat),
+            cell_range(c, &spread, "rxe0", &lat),
+            cell_range(c, &spread, "rsiw0", &lat),
             ratio(value(c, "rsiw0", &lat), value(c, "rxe0", &lat)),
             ratio(value(c, "rsiw0", &lat), read_lat)
         );
     }
     let _ = writeln!(t);
-    let _ = writeln!(t, "TCP ceiling (iperf3, same address): {} Gb/s", cell(c, "tcp", "iperf3"));
+    let _ = writeln!(
+        t,
+        "TCP ceiling (iperf3, same address): {} Gb/s",
+        cell_range(c, &spread, "tcp", "iperf3")
+    );
     t
 }
 
@@ -196,5 +240,19 @@ mod tests {
         assert_eq!(cell(&c, "siw0", "ib_atomic_bw"), "n/a (atomic_cap NONE)");
         assert_eq!(ratio(value(&c, "rsiw0", "ib_write_bw@65536"), value(&c, "siw0", "ib_write_bw@65536")), "2.00");
         assert!(table(&c, &info).contains("ib_write_bw@65536"));
+    }
+
+    #[test]
+    fn median_cells_show_their_range() {
+        let (c, info) = parse(
+            "RSIW-BENCH info spread rsiw0 ib_send_lat@8: 45.02 34.97 60.4\n\
+             RSIW-BENCH rsiw0 ib_send_lat@8 us 45.02\nRSIW-BENCH rxe0 ib_atomic_bw:CMP_AND_SWAP Mops/s 0.0346\n",
+        );
+        let s: Spread = info.iter().filter_map(|i| spread_of(i)).collect();
+        assert_eq!(cell_range(&c, &s, "rsiw0", "ib_send_lat@8"), "45.02 [34.97-60.40]");
+        assert_eq!(cell(&c, "rxe0", "ib_atomic_bw:CMP_AND_SWAP"), "0.03460");
+        let t = table(&c, &info);
+        assert!(!t.contains("# spread"), "{t}");
+        assert!(t.contains("45.02 [34.97-60.40]"), "{t}");
     }
 }
