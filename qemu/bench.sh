@@ -20,14 +20,15 @@ port=19000
 # retry is named in the table's header, not hidden). Runs in this shell (the port
 # counter must advance); the result line or the failure is left in $out.
 attempt() {
-    t=$1 d=$2 s=$3 n=$4
+    # Own names: this runs in the caller's shell, whose t/d/size must survive.
+    a_t=$1 a_d=$2 a_s=$3 a_n=$4
     shift 4
     port=$((port + 1))
-    out=$(perftest_run "$t" "$d" "$s" "$n" $port "$@") && return 0
+    out=$(perftest_run "$a_t" "$a_d" "$a_s" "$a_n" $port "$@") && return 0
     echo "$out"
-    echo "RSIW-BENCH info retried $d $t: $(echo "$out" | grep -E 'client exit|Event:' | tr -s ' \t\n' ' ')"
+    echo "RSIW-BENCH info retried $a_d $a_t: $(echo "$out" | grep -E 'client exit|Event:' | tr -s ' \t\n' ' ')"
     port=$((port + 1))
-    out=$(perftest_run "$t" "$d" "$s" "$n" $port "$@")
+    out=$(perftest_run "$a_t" "$a_d" "$a_s" "$a_n" $port "$@")
 }
 
 # one DEV TEST[:LABEL] UNIT FIELD ITERS SIZE OPTS…: run TEST $REPEAT times, report the

@@ -18,7 +18,8 @@ type Spread = BTreeMap<(String, String), (f64, f64)>;
 /// `spread DEV TEST: V V V` (an info line) → the key and the range of the values.
 fn spread_of(info: &str) -> Option<((String, String), (f64, f64))> {
     let rest = info.strip_prefix("spread ")?;
-    let (key, vals) = rest.split_once(':')?;
+    // Test names hold a colon too (`ib_atomic_bw:CMP_AND_SWAP`); the values follow `: `.
+    let (key, vals) = rest.split_once(": ")?;
     let (dev, test) = key.trim().split_once(' ')?;
     let v: Vec<f64> = vals.split_whitespace().filter_map(|x| x.parse().ok()).collect();
     let min = v.iter().copied().reduce(f64::min)?;
@@ -246,11 +247,12 @@ mod tests {
     fn median_cells_show_their_range() {
         let (c, info) = parse(
             "RSIW-BENCH info spread rsiw0 ib_send_lat@8: 45.02 34.97 60.4\n\
+             RSIW-BENCH info spread rxe0 ib_atomic_bw:CMP_AND_SWAP: 0.0346 0.03 0.04\n\
              RSIW-BENCH rsiw0 ib_send_lat@8 us 45.02\nRSIW-BENCH rxe0 ib_atomic_bw:CMP_AND_SWAP Mops/s 0.0346\n",
         );
         let s: Spread = info.iter().filter_map(|i| spread_of(i)).collect();
         assert_eq!(cell_range(&c, &s, "rsiw0", "ib_send_lat@8"), "45.02 [34.97-60.40]");
-        assert_eq!(cell(&c, "rxe0", "ib_atomic_bw:CMP_AND_SWAP"), "0.03460");
+        assert_eq!(cell_range(&c, &s, "rxe0", "ib_atomic_bw:CMP_AND_SWAP"), "0.03460 [0.03000-0.04000]");
         let t = table(&c, &info);
         assert!(!t.contains("# spread"), "{t}");
         assert!(t.contains("45.02 [34.97-60.40]"), "{t}");
