@@ -89,6 +89,7 @@ pub fn all() -> Vec<Case> {
     add("err-no-remote-write".into(), Box::new(no_remote_write));
     add("err-rq-empty".into(), Box::new(rq_empty));
     add("flush-on-disconnect".into(), Box::new(flush));
+    crate::atomic::cases(&mut add);
     v
 }
 

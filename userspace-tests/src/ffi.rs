@@ -33,6 +33,10 @@ pub const REMOTE_WRITE: u32 = ibv_access_flags_IBV_ACCESS_REMOTE_WRITE;
 pub const REMOTE_READ: u32 = ibv_access_flags_IBV_ACCESS_REMOTE_READ;
 /// Memory windows may be bound to the region.
 pub const MW_BIND: u32 = ibv_access_flags_IBV_ACCESS_MW_BIND;
+/// Remote peers may run atomic operations on the region (RFC 7306 §5).
+pub const REMOTE_ATOMIC: u32 = ibv_access_flags_IBV_ACCESS_REMOTE_ATOMIC;
+/// `IBV_ATOMIC_NONE`: the device does no atomics.
+pub const ATOMIC_NONE: u32 = ibv_atomic_cap_IBV_ATOMIC_NONE;
 
 fn check(rc: i32, what: &str) -> Result<()> {
     if rc == 0 {
@@ -215,8 +219,7 @@ impl CmId {
         Ok(s.to_string_lossy().into_owned())
     }
 
-    /// The device's `(max_mw, max_sge_rd)` attributes.
-    pub fn limits(&self) -> Result<(i32, i32)> {
+    fn attr(&self) -> Result<ibv_device_attr> {
         let ctx = self.ctx()?;
         let mut attr = ibv_device_attr::default();
         // SAFETY: live context, `attr` is a valid out-parameter.
@@ -224,7 +227,18 @@ impl CmId {
             unsafe { ibv_query_device(ctx, &mut attr) },
             "ibv_query_device",
         )?;
+        Ok(attr)
+    }
+
+    /// The device's `(max_mw, max_sge_rd)` attributes.
+    pub fn limits(&self) -> Result<(i32, i32)> {
+        let attr = self.attr()?;
         Ok((attr.max_mw, attr.max_sge_rd))
+    }
+
+    /// The device's `atomic_cap` (`IBV_ATOMIC_*`).
+    pub fn atomic_cap(&self) -> Result<u32> {
+        Ok(self.attr()?.atomic_cap)
     }
 
     /// Binds to `addr` and listens.
@@ -492,6 +506,14 @@ pub const OP_BIND_MW: u32 = ibv_wc_opcode_IBV_WC_BIND_MW;
 pub const OP_RECV: u32 = ibv_wc_opcode_IBV_WC_RECV;
 /// `IBV_WC_WITH_INV`.
 pub const WC_WITH_INV: u32 = ibv_wc_flags_IBV_WC_WITH_INV;
+/// `IBV_WC_WITH_IMM`.
+pub const WC_WITH_IMM: u32 = ibv_wc_flags_IBV_WC_WITH_IMM;
+/// `IBV_WC_COMP_SWAP`.
+pub const OP_COMP_SWAP: u32 = ibv_wc_opcode_IBV_WC_COMP_SWAP;
+/// `IBV_WC_FETCH_ADD`.
+pub const OP_FETCH_ADD: u32 = ibv_wc_opcode_IBV_WC_FETCH_ADD;
+/// `IBV_WC_RECV_RDMA_WITH_IMM`.
+pub const OP_RECV_IMM: u32 = ibv_wc_opcode_IBV_WC_RECV_RDMA_WITH_IMM;
 
 /// The name of a completion status.
 pub fn status_str(s: u32) -> String {
@@ -714,6 +736,12 @@ pub enum Op {
     Write(u64, u32),
     /// RDMA Read from the peer's `(addr, rkey)`.
     Read(u64, u32),
+    /// RDMA Write with immediate data `imm` (as posted, network order) to `(addr, rkey)`.
+    WriteImm(u64, u32, u32),
+    /// FetchAdd of `add` on the peer's word at `(addr, rkey)` (RFC 7306 §5.1.1).
+    FetchAdd(u64, u32, u64),
+    /// CmpSwap `(addr, rkey, compare, swap)` (RFC 7306 §5.1.2).
+    CmpSwap(u64, u32, u64, u64),
 }
 
 /// What a Bind MW work request binds: `len` bytes at `offset` of `mr`, under `rkey`.
@@ -847,6 +875,32 @@ impl Qp {
             Op::SendInv(rkey) => {
                 wr.opcode = ibv_wr_opcode_IBV_WR_SEND_WITH_INV;
                 wr.__bindgen_anon_1.invalidate_rkey = rkey;
+            }
+            Op::WriteImm(addr, rkey, imm) => {
+                wr.opcode = ibv_wr_opcode_IBV_WR_RDMA_WRITE_WITH_IMM;
+                wr.__bindgen_anon_1.imm_data = imm;
+                wr.wr.rdma = ibv_send_wr__bindgen_ty_2__bindgen_ty_1 {
+                    remote_addr: addr,
+                    rkey,
+                };
+            }
+            Op::FetchAdd(addr, rkey, add) => {
+                wr.opcode = ibv_wr_opcode_IBV_WR_ATOMIC_FETCH_AND_ADD;
+                wr.wr.atomic = ibv_send_wr__bindgen_ty_2__bindgen_ty_2 {
+                    remote_addr: addr,
+                    compare_add: add,
+                    swap: 0,
+                    rkey,
+                };
+            }
+            Op::CmpSwap(addr, rkey, compare, swap) => {
+                wr.opcode = ibv_wr_opcode_IBV_WR_ATOMIC_CMP_AND_SWP;
+                wr.wr.atomic = ibv_send_wr__bindgen_ty_2__bindgen_ty_2 {
+                    remote_addr: addr,
+                    compare_add: compare,
+                    swap,
+                    rkey,
+                };
             }
             Op::Write(addr, rkey) | Op::Read(addr, rkey) => {
                 wr.opcode = if matches!(op, Op::Write(..)) {

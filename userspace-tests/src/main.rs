@@ -2,6 +2,7 @@
 //! rsiw-verbs-test: a userspace verbs conformance program for an iWARP device's data path
 //! (RFC 5040 RDMAP, RFC 5041 DDP), run as a server and a client over rdma_cm.
 
+mod atomic;
 mod cases;
 mod ffi;
 mod proto;
@@ -13,6 +14,9 @@ use requester::Env;
 use std::io::Write;
 use std::net::{SocketAddrV4, ToSocketAddrs};
 use std::process::ExitCode;
+
+/// A case error starting with this is a skip (the device lacks what the case needs).
+pub const SKIP_PREFIX: &str = "SKIP: ";
 
 const USAGE: &str = "usage: rsiw-verbs-test (--server ADDR | --client ADDR | --list) [--dev NAME]
        [--case PATTERN[,PATTERN…]] [--skip PATTERN[,PATTERN…]] [--tag TAG] [--results FILE]
@@ -110,6 +114,9 @@ fn report(o: &Opts, line: &str) {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(code) = atomic::worker_main(&args) {
+        return code;
+    }
     let o = match parse(&args) {
         Ok(o) => o,
         Err(e) => {
@@ -154,6 +161,11 @@ fn main() -> ExitCode {
             Ok(()) => {
                 passed += 1;
                 report(&o, &format!("PASS {} {}", o.tag, c.name));
+            }
+            Err(why) if why.starts_with(SKIP_PREFIX) => {
+                skipped += 1;
+                let why = why.strip_prefix(SKIP_PREFIX).unwrap_or_default();
+                report(&o, &format!("SKIP {} {}: {}", o.tag, c.name, why));
             }
             Err(why) => {
                 failed += 1;

@@ -64,18 +64,21 @@ pub fn expect_event(chan: &Channel, want: u32, ms: i32) -> Result<ffi::CmEvent, 
 impl Client {
     /// Connects to the server with `req` as private data; the verdict receive is posted first.
     pub fn connect(env: &Env, req: &Req) -> Result<Self, String> {
+        Self::dial(env, env.server, req)?.finish()
+    }
+
+    /// Starts a connect to `to` (which must resolve to `env.dev`, if named) and returns
+    /// without waiting for ESTABLISHED, so one thread can also accept it.
+    pub fn dial(env: &Env, to: SocketAddrV4, req: &Req) -> Result<Dial, String> {
         use ffi::sys::*;
         let chan = Rc::new(Channel::new().map_err(io)?);
         let id = CmId::new(&chan).map_err(io)?;
-        id.resolve_addr(env.server).map_err(io)?;
+        id.resolve_addr(to).map_err(io)?;
         expect_event(&chan, rdma_cm_event_type_RDMA_CM_EVENT_ADDR_RESOLVED, 5000)?;
         if let Some(dev) = &env.dev {
             let got = id.device_name().map_err(io)?;
             if &got != dev {
-                return Err(format!(
-                    "{} resolves to device {got}, not {dev}",
-                    env.server
-                ));
+                return Err(format!("{to} resolves to device {got}, not {dev}"));
             }
         }
         id.resolve_route().map_err(io)?;
@@ -94,10 +97,7 @@ impl Client {
         )
         .map_err(io)?;
         id.connect(&req.encode()).map_err(io)?;
-        let ev = expect_event(&chan, rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED, 10_000)?;
-        let resp =
-            Resp::decode(&ev.private).ok_or("server's accept carries no region description")?;
-        Ok(Client {
+        Ok(Dial(Client {
             qp,
             ctl,
             cq,
@@ -105,8 +105,8 @@ impl Client {
             id,
             chan,
             pend: Pending::default(),
-            resp,
-        })
+            resp: Resp::default(),
+        }))
     }
 
     /// The server's verdict on what it received (sent only for `F_CHECK` requests).
@@ -138,6 +138,24 @@ impl Client {
             5000,
         )
         .map(|_| ())
+    }
+}
+
+/// A connect in progress: rdma_connect issued, ESTABLISHED not yet seen.
+pub struct Dial(Client);
+
+impl Dial {
+    /// Waits for ESTABLISHED and takes the region description from the accept.
+    pub fn finish(self) -> Result<Client, String> {
+        let mut c = self.0;
+        let ev = expect_event(
+            &c.chan,
+            ffi::sys::rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED,
+            10_000,
+        )?;
+        c.resp =
+            Resp::decode(&ev.private).ok_or("server's accept carries no region description")?;
+        Ok(c)
     }
 }
 
