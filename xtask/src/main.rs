@@ -13,6 +13,7 @@ mod kernel;
 mod lock;
 mod module;
 mod outcome;
+mod pcap;
 mod provider;
 mod rdma_core;
 mod setup;

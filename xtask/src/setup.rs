@@ -34,6 +34,8 @@ const APT_PACKAGES: &[&str] = &[
     "perftest",
     "iproute2",
     "tcpdump",
+    // Host-side decode of the VM's packet captures (Wireshark's iWARP dissector).
+    "tshark",
     "iperf3",
     "nfs-kernel-server",
     "nfs-common",

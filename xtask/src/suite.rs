@@ -236,6 +236,18 @@ pub fn judge(root: &Path, s: &Script, runs: &[Run]) -> Vec<CaseResult> {
                 skipped: c.skipped.then(|| c.why.clone()),
             });
         }
+        // Host-side post-check of packet captures the script printed (RSIW-PCAP lines).
+        let dir = run.log.parent().unwrap_or(root);
+        for (name, r) in crate::pcap::check_console(&run.console, dir) {
+            if let Ok(summary) = &r {
+                eprintln!("{tag}/{name}: {summary}");
+            }
+            out.push(CaseResult {
+                name: format!("{tag}/{name}"),
+                failure: r.err().map(|e| format!("{e:#}")),
+                skipped: None,
+            });
+        }
         let (name, failure) = match &s.expect_splat {
             None => (
                 format!("{tag}: clean run (finished, no kernel splat)"),

@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# rsiw-requires: datapath
+# rsiw-timeout: 600
+# A packet capture of RFC 7306 atomics between two endpoints on rsiw0 (eth0, 10.0.2.15;
+# traffic to the own address goes over lo): ib_atomic_lat -R with FetchAdd, then with
+# CmpSwap, captured by tcpdump and printed on the console as base64 `RSIW-PCAP` lines.
+# The host decodes it with tshark after the run (xtask/src/pcap.rs): Wireshark's iWARP
+# dissector must name Atomic Request FetchAdd and CmpSwap on DDP QN 1 and Atomic
+# Response on QN 3, each response answering a request (RFC 7306 §5.2).
+. /rsiw/lib.sh
+setup_net
+D=rsiw0
+P=18790
+
+# emit_pcap NAME FILE CHECK: FILE as base64 console lines, then its size and the host check.
+emit_pcap() {
+    base64 "$2" | sed "s/^/RSIW-PCAP $1 /"
+    echo "RSIW-PCAP-END $1 $(wc -c < "$2") $3"
+}
+
+dev_up rsiw "$D" eth0 || finish
+tcpdump -Z root -U -i lo -n -s 0 -w /tmp/atomic.pcap "tcp port $P or tcp port $((P + 1))" > /tmp/td.log 2>&1 &
+td=$!
+sleep 2
+check_output "ib_atomic_lat -R -A FETCH_AND_ADD x 5: result line" '^[[:space:]]*8[[:space:]]' \
+    perftest_run ib_atomic_lat "$D" "" 5 $P -R -A FETCH_AND_ADD
+check_output "ib_atomic_lat -R -A CMP_AND_SWAP x 5: result line" '^[[:space:]]*8[[:space:]]' \
+    perftest_run ib_atomic_lat "$D" "" 5 $((P + 1)) -R -A CMP_AND_SWAP
+sleep 1
+kill $td; wait $td
+cat /tmp/td.log
+if [ -s /tmp/atomic.pcap ]; then
+    pass "tcpdump captured the exchange ($(wc -c < /tmp/atomic.pcap) bytes)"
+    emit_pcap atomic /tmp/atomic.pcap rfc7306-atomics
+else
+    fail "tcpdump captured the exchange" "empty capture"
+fi
+dev_down rsiw "$D"
+finish

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Host-side checks of packet captures a VM script prints on its console: Wireshark's
+//! iWARP dissector (Debian's `tshark`) must name the RFC 7306 §5.2 Atomic Request on
+//! DDP QN 1 and the Atomic Response on QN 3.
+//!
+//! Console protocol (see `qemu/tests/atomic-pcap-rsiw.sh`): the capture as base64 lines
+//! `RSIW-PCAP NAME DATA`, then `RSIW-PCAP-END NAME BYTES CHECK`.
+
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+use std::process::Command;
+
+/// One capture found on a console.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Capture {
+    /// The script's name for it.
+    pub name: String,
+    /// Which check to run on it.
+    pub check: String,
+    /// The pcap bytes.
+    pub bytes: Vec<u8>,
+}
+
+fn b64_value(c: u8) -> Option<u32> {
+    match c {
+        b'A'..=b'Z' => Some(u32::from(c - b'A')),
+        b'a'..=b'z' => Some(u32::from(c - b'a') + 26),
+        b'0'..=b'9' => Some(u32::from(c - b'0') + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    }
+}
+
+/// Decodes standard base64 (padding optional, no whitespace inside).
+pub fn base64_decode(s: &str) -> Result<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes() {
+        let v = b64_value(c).with_context(|| format!("not base64: {:?}", char::from(c)))?;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Every complete capture on `console`, in order; a capture whose size does not match
+/// its end line (a console line was lost or garbled) is an error.
+pub fn captures(console: &str) -> Result<Vec<Capture>> {
+    let mut out = Vec::new();
+    let mut data: Vec<(String, String)> = Vec::new();
+    for line in console.lines() {
+        if let Some(i) = line.find("RSIW-PCAP-END ") {
+            let mut f = line[i + "RSIW-PCAP-END ".len()..].split_whitespace();
+            let (Some(name), Some(size), Some(check)) = (f.next(), f.next(), f.next()) else {
+                bail!("malformed end line: {line}");
+            };
+            let text: String = data
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, d)| d.as_str())
+                .collect();
+            let bytes = base64_decode(&text).with_context(|| format!("capture {name}"))?;
+            let want: usize = size.parse().with_context(|| format!("size in {line}"))?;
+            if bytes.len() != want {
+                bail!(
+                    "capture {name}: {} bytes decoded, the VM sent {want} (console lines lost?)",
+                    bytes.len()
+                );
+            }
+            data.retain(|(n, _)| n != name);
+            out.push(Capture {
+                name: name.into(),
+                check: check.into(),
+                bytes,
+            });
+        } else if let Some(i) = line.find("RSIW-PCAP ") {
+            let mut f = line[i + "RSIW-PCAP ".len()..].split_whitespace();
+            if let (Some(name), Some(d)) = (f.next(), f.next()) {
+                data.push((name.into(), d.into()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What tshark showed of one RDMAP message.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Rdmap {
+    /// The DDP Queue Number, if untagged.
+    pub qn: Option<u32>,
+    /// Wireshark's name of the RDMAP opcode ("Atomic Request", …).
+    pub opcode: String,
+    /// Wireshark's name of the AOpCode (requests only).
+    pub aopcode: Option<String>,
+    /// Request Identifier (requests) or Original Request Identifier (responses).
+    pub request_id: Option<u32>,
+}
+
+/// The value of a "Name: value" line of `tshark -V`, also when it is a bitfield line
+/// (".... 1010 = OpCode: Atomic Request (0xa)").
+fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let t = line.trim_start();
+    let t = t.split_once(" = ").map_or(t, |(_, r)| r);
+    t.strip_prefix(name).and_then(|r| r.strip_prefix(": "))
+}
+
+/// Parses `tshark -V` text into the RDMAP messages it decoded, in order.
+pub fn parse_verbose(text: &str) -> Vec<Rdmap> {
+    let mut out: Vec<Rdmap> = Vec::new();
+    let mut qn = None;
+    for line in text.lines() {
+        if line.starts_with("Frame ") {
+            qn = None;
+        }
+        if let Some(v) = field(line, "Queue number") {
+            qn = v.trim().parse().ok();
+        }
+        // "OpCode: Atomic Request (0xa)" in the RDMAP header; the Atomic Request header's
+        // own "OpCode: FetchAdd (0)" follows it.
+        if let Some(v) = field(line, "OpCode") {
+            let name = v.rsplit_once(" (").map_or(v, |(n, _)| n).trim().to_string();
+            let atomic_hdr = out.last().is_some_and(|m| {
+                m.opcode == "Atomic Request" && m.aopcode.is_none() && !line.contains("0x")
+            });
+            if atomic_hdr {
+                if let Some(m) = out.last_mut() {
+                    m.aopcode = Some(name);
+                }
+            } else {
+                out.push(Rdmap {
+                    qn,
+                    opcode: name,
+                    ..Default::default()
+                });
+            }
+        }
+        for key in ["Request Identifier", "Original Request Identifier"] {
+            if let (Some(v), Some(m)) = (field(line, key), out.last_mut()) {
+                if m.request_id.is_none() {
+                    m.request_id = v.trim().parse().ok();
+                }
+            }
+        }
+    }
+    out
+}
+
+/// RFC 7306 §5.2: FetchAdd and CmpSwap requests on QN 1, responses on QN 3, and every
+/// response answers a request that was seen. `Ok` carries a one-line summary.
+pub fn check_atomics(msgs: &[Rdmap]) -> Result<String> {
+    let reqs: Vec<&Rdmap> = msgs
+        .iter()
+        .filter(|m| m.opcode == "Atomic Request")
+        .collect();
+    let resps: Vec<&Rdmap> = msgs
+        .iter()
+        .filter(|m| m.opcode == "Atomic Response")
+        .collect();
+    for a in ["FetchAdd", "CmpSwap"] {
+        if !reqs.iter().any(|m| m.aopcode.as_deref() == Some(a)) {
+            bail!(
+                "no Atomic Request named {a} ({} requests decoded)",
+                reqs.len()
+            );
+        }
+    }
+    if let Some(m) = reqs.iter().find(|m| m.qn != Some(1)) {
+        bail!("an Atomic Request on QN {:?}, want 1", m.qn);
+    }
+    if resps.is_empty() {
+        bail!("no Atomic Response decoded");
+    }
+    if let Some(m) = resps.iter().find(|m| m.qn != Some(3)) {
+        bail!("an Atomic Response on QN {:?}, want 3", m.qn);
+    }
+    for r in &resps {
+        if !reqs
+            .iter()
+            .any(|q| q.request_id.is_some() && q.request_id == r.request_id)
+        {
+            bail!(
+                "an Atomic Response answers request {:?}, which is not in the capture",
+                r.request_id
+            );
+        }
+    }
+    let n = |a: &str| {
+        reqs.iter()
+            .filter(|m| m.aopcode.as_deref() == Some(a))
+            .count()
+    };
+    Ok(format!(
+        "{} Atomic Requests on QN 1 ({} FetchAdd, {} CmpSwap), {} Atomic Responses on QN 3",
+        reqs.len(),
+        n("FetchAdd"),
+        n("CmpSwap"),
+        resps.len()
+    ))
+}
+
+/// Decodes `pcap` with tshark (MPA found by Wireshark's heuristic on TCP) and runs `check`.
+pub fn run_check(pcap: &Path, check: &str) -> Result<String> {
+    if check != "rfc7306-atomics" {
+        bail!("unknown capture check {check}");
+    }
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(pcap)
+        .args([
+            "--enable-heuristic",
+            "iwarp_mpa_tcp",
+            "-V",
+            "-Y",
+            "iwarp_rdma",
+        ])
+        .output()
+        .context("running tshark (install Debian's tshark: `cargo xtask setup`)")?;
+    if !out.status.success() {
+        bail!(
+            "tshark -r {} failed: {}",
+            pcap.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    check_atomics(&parse_verbose(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// The results of every capture on a console, as `(case name, Err(why) or Ok(summary))`;
+/// each pcap is saved next to the console log as `NAME.pcap`.
+pub fn check_console(console: &str, log_dir: &Path) -> Vec<(String, Result<String>)> {
+    let caps = match captures(console) {
+        Ok(c) => c,
+        Err(e) => return vec![("pcap: capture intact".into(), Err(e))],
+    };
+    caps.into_iter()
+        .map(|c| {
+            let file = log_dir.join(format!("{}.pcap", c.name));
+            let r = std::fs::write(&file, &c.bytes)
+                .with_context(|| format!("writing {}", file.display()))
+                .and_then(|()| run_check(&file, &c.check));
+            (format!("pcap {}: tshark decodes {}", c.name, c.check), r)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_round_trips_known_vectors() {
+        assert_eq!(base64_decode("").unwrap(), b"");
+        assert_eq!(base64_decode("Zg==").unwrap(), b"f");
+        assert_eq!(base64_decode("Zm9vYmE=").unwrap(), b"fooba");
+        assert_eq!(base64_decode("Zm9vYmFy").unwrap(), b"foobar");
+        assert_eq!(base64_decode("/+8A").unwrap(), [0xff, 0xef, 0x00]);
+        assert!(base64_decode("Zm9v!").is_err());
+    }
+
+    #[test]
+    fn captures_are_reassembled_and_size_checked() {
+        let console = "[ 1.0] noise\nRSIW-PCAP a Zm9v\nRSIW-PCAP b eA==\nRSIW-PCAP a YmFy\n\
+                       RSIW-PCAP-END a 6 rfc7306-atomics\nRSIW-PCAP-END b 1 x\n";
+        let c = captures(console).unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            (c[0].name.as_str(), c[0].bytes.as_slice()),
+            ("a", &b"foobar"[..])
+        );
+        assert_eq!(c[0].check, "rfc7306-atomics");
+        assert_eq!(c[1].bytes, b"x");
+        let lost = "RSIW-PCAP a Zm9v\nRSIW-PCAP-END a 6 rfc7306-atomics\n";
+        assert!(captures(lost)
+            .unwrap_err()
+            .to_string()
+            .contains("3 bytes decoded"));
+    }
+
+    fn msg(qn: u32, op: &str, a: Option<&str>, id: u32) -> Rdmap {
+        Rdmap {
+            qn: Some(qn),
+            opcode: op.into(),
+            aopcode: a.map(String::from),
+            request_id: Some(id),
+        }
+    }
+
+    #[test]
+    fn atomics_check_wants_both_opcodes_right_queues_and_matching_ids() {
+        let good = vec![
+            msg(1, "Atomic Request", Some("FetchAdd"), 7),
+            msg(3, "Atomic Response", None, 7),
+            msg(1, "Atomic Request", Some("CmpSwap"), 8),
+            msg(3, "Atomic Response", None, 8),
+        ];
+        assert!(check_atomics(&good)
+            .unwrap()
+            .contains("1 FetchAdd, 1 CmpSwap"));
+        let mut wrong_qn = good.clone();
+        wrong_qn[1].qn = Some(1);
+        assert!(check_atomics(&wrong_qn).is_err());
+        let mut stray = good.clone();
+        stray[3].request_id = Some(99);
+        assert!(check_atomics(&stray).is_err());
+        assert!(check_atomics(&good[..2]).is_err());
+    }
+
+    /// Excerpt of Debian 12 tshark 4.0's `-V` output for an Atomic Request and Response.
+    const VERBOSE: &str = "Frame 3: 114 bytes on wire
+iWARP Direct Data Placement and Remote Direct Memory Access Protocol
+    DDP header
+        Untagged buffer model
+            Queue number: 1
+            Message sequence number: 1
+    RDMAP header
+        RDMAP control field
+            01.. .... = Version: 1
+            .... 1010 = OpCode: Atomic Request (0xa)
+        .... .... .... .... .... .... .... 0000 = OpCode: FetchAdd (0)
+        Request Identifier: 1
+        Remote STag: 4660
+Frame 4: 90 bytes on wire
+iWARP Direct Data Placement and Remote Direct Memory Access Protocol
+    DDP header
+        Untagged buffer model
+            Queue number: 3
+    RDMAP header
+        RDMAP control field
+            .... 1011 = OpCode: Atomic Response (0xb)
+        Original Request Identifier: 1
+        Original Request Identifier: 41
+";
+
+    #[test]
+    fn verbose_text_gives_opcode_names_queues_and_ids() {
+        let m = parse_verbose(VERBOSE);
+        assert_eq!(
+            m,
+            vec![
+                msg(1, "Atomic Request", Some("FetchAdd"), 1),
+                msg(3, "Atomic Response", None, 1)
+            ]
+        );
+    }
+}
