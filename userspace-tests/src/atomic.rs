@@ -41,7 +41,7 @@ type Body = fn(&Env) -> Result<(), String>;
 
 /// Registers the RFC 7306 cases.
 pub fn cases(add: &mut dyn FnMut(String, Run)) {
-    let list: [(&str, Body); 10] = [
+    let list: [(&str, Body); 11] = [
         ("atomic-fetch-add-random", fetch_add_random),
         ("atomic-cmp-swap-random", cmp_swap_random),
         ("atomic-err-misaligned", misaligned),
@@ -52,6 +52,7 @@ pub fn cases(add: &mut dyn FnMut(String, Run)) {
         ("atomic-order-write-then-atomic", order_write_atomic),
         ("atomic-order-atomic-then-read", order_atomic_read),
         ("atomic-order-atomic-then-send", order_atomic_send),
+        ("atomic-peer-refuses", peer_refuses),
     ];
     for (name, f) in list {
         add(
@@ -103,11 +104,16 @@ struct Target {
 impl Target {
     /// Listens next to the server and registers `REGION` bytes (zero) with `access`.
     fn new(env: &Env, access: u32) -> Result<Self, String> {
-        let chan = Rc::new(Channel::new().map_err(io)?);
-        let listen = CmId::new(&chan).map_err(io)?;
         let n = NEXT_PORT.fetch_add(1, Ordering::Relaxed);
         let mut addr = env.server;
         addr.set_port(env.server.port().wrapping_add(200).wrapping_add(n));
+        Self::at(addr, access)
+    }
+
+    /// Listens on `addr` and registers `REGION` bytes (zero) with `access`.
+    fn at(addr: SocketAddrV4, access: u32) -> Result<Self, String> {
+        let chan = Rc::new(Channel::new().map_err(io)?);
+        let listen = CmId::new(&chan).map_err(io)?;
         listen.listen(addr).map_err(io)?;
         let pd = Pd::new(&listen).map_err(io)?;
         let mr = Mr::new(&pd, REGION, access, 0).map_err(io)?;
@@ -137,9 +143,9 @@ impl Target {
         let ev = loop {
             let ev = self
                 .chan
-                .event(20_000)
+                .event(60_000)
                 .map_err(io)?
-                .ok_or("no connect request within 20 s")?;
+                .ok_or("no connect request within 60 s")?;
             if ev.kind == ffi::sys::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST {
                 break ev;
             }
@@ -468,6 +474,80 @@ pub fn worker_main(args: &[String]) -> Option<ExitCode> {
             ExitCode::FAILURE
         }
     })
+}
+
+/// Hidden command line mode of the interop target (a peer's region for `atomic-peer-refuses`).
+const TARGET_FLAG: &str = "--atomic-target";
+/// What the interop target's word holds; it must still hold it after the refused atomic.
+const TARGET_SEED: u64 = 0x5eed_0000_0000_0007;
+
+/// `--atomic-target ADDR`: exposes a region with remote atomic access on ADDR for one
+/// connection, waits until the peer is gone, and exits 0 only if the word and the rest of
+/// the region are untouched (a device without atomics must refuse, RFC 7306 §1.1).
+pub fn target_main(args: &[String]) -> Option<ExitCode> {
+    if args.first().map(String::as_str) != Some(TARGET_FLAG) {
+        return None;
+    }
+    let run = || -> Result<(), String> {
+        let a: SocketAddrV4 = args
+            .get(1)
+            .ok_or("no address")?
+            .parse()
+            .map_err(|e| format!("address: {e}"))?;
+        let mut t = Target::at(a, ATOMIC_ACCESS)?;
+        t.set_word(TARGET_SEED)?;
+        println!("rsiw-verbs-test: atomic target listening on {a}");
+        t.accept(0)?;
+        let end = Instant::now() + Duration::from_secs(60);
+        loop {
+            let ev = t.chan.event(1000).map_err(io)?;
+            if ev.is_some_and(|e| e.kind == ffi::sys::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED)
+            {
+                break;
+            }
+            if Instant::now() > end {
+                return Err("the connection did not end within 60 s".into());
+            }
+        }
+        let all = t.mr.read(0, REGION).map_err(io)?;
+        let mut want = vec![0u8; REGION];
+        want[WORD..WORD + 8].copy_from_slice(&TARGET_SEED.to_ne_bytes());
+        crate::proto::diff("target region after the refused atomic", &all, &want)?;
+        println!("rsiw-verbs-test: atomic target: disconnected, region untouched");
+        Ok(())
+    };
+    Some(match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rsiw-verbs-test: atomic target: {e}");
+            ExitCode::FAILURE
+        }
+    })
+}
+
+/// RFC 7306 §1.1: against a responder that refuses atomics (a peer without RFC 7306, such
+/// as siw, running `--atomic-target`; or the plain server, whose region lacks remote
+/// atomic access) a FetchAdd ends in an error completion and the connection ends: no hang.
+fn peer_refuses(env: &Env) -> Result<(), String> {
+    let mut c = dial(env, env.server)?.finish()?;
+    let res = Mr::new(&c.pd, 8, ffi::LOCAL_WRITE, 0).map_err(io)?;
+    let op = Op::FetchAdd(c.resp.addr + WORD as u64, c.resp.rkey, 1);
+    c.qp.post_send(7, op, &[sge8(&res)], ffi::SIGNALED)
+        .map_err(io)?;
+    let w = wait::wait_for(&mut c.pend, &c.cq, 7, Duration::from_secs(30))?;
+    println!(
+        "rsiw-verbs-test: atomic-peer-refuses: FetchAdd completed with {}",
+        ffi::status_str(w.status)
+    );
+    if w.status == ffi::WC_SUCCESS {
+        return Err("the peer executed the FetchAdd".into());
+    }
+    expect_event(
+        &c.chan,
+        ffi::sys::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED,
+        10_000,
+    )
+    .map(|_| ())
 }
 
 /// RFC 7306 §5.3: FetchAdd(1) from 4 QPs (2 here, 2 in child processes) on one word

@@ -114,7 +114,7 @@ fn report(o: &Opts, line: &str) {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(code) = atomic::worker_main(&args) {
+    if let Some(code) = atomic::worker_main(&args).or_else(|| atomic::target_main(&args)) {
         return code;
     }
     let o = match parse(&args) {
