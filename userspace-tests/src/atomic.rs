@@ -446,17 +446,21 @@ fn run_hammers(hs: &mut [Hammer], limit: Duration) -> Result<(), String> {
     Ok(())
 }
 
+/// The `ADDR` (IPv4:PORT) after a hidden mode's flag.
+fn addr_arg(args: &[String]) -> Result<SocketAddrV4, String> {
+    args.get(1)
+        .ok_or("no address")?
+        .parse()
+        .map_err(|e| format!("address: {e}"))
+}
+
 /// The child process body: `--atomic-worker ADDR`: one connection, `HAMMER_OPS` FetchAdds.
 pub fn worker_main(args: &[String]) -> Option<ExitCode> {
     if args.first().map(String::as_str) != Some(WORKER_FLAG) {
         return None;
     }
     let run = || -> Result<(), String> {
-        let a: SocketAddrV4 = args
-            .get(1)
-            .ok_or("no address")?
-            .parse()
-            .map_err(|e| format!("address: {e}"))?;
+        let a = addr_arg(args)?;
         let env = Env {
             server: a,
             dev: None,
@@ -489,11 +493,7 @@ pub fn target_main(args: &[String]) -> Option<ExitCode> {
         return None;
     }
     let run = || -> Result<(), String> {
-        let a: SocketAddrV4 = args
-            .get(1)
-            .ok_or("no address")?
-            .parse()
-            .map_err(|e| format!("address: {e}"))?;
+        let a = addr_arg(args)?;
         let mut t = Target::at(a, ATOMIC_ACCESS)?;
         t.set_word(TARGET_SEED)?;
         println!("rsiw-verbs-test: atomic target listening on {a}");
