@@ -70,8 +70,9 @@ verbs_bench() {
 atomic_bench() {
     d=$1; shift
     if ! ibv_devinfo -v -d "$d" | grep -Eq 'atomic_cap:[[:space:]]+ATOMIC_(HCA|GLOB)'; then
-        for t in ib_atomic_bw ib_atomic_lat; do
-            echo "RSIW-BENCH $d $t n/a atomic_cap NONE"
+        for a in FETCH_AND_ADD CMP_AND_SWAP; do
+            echo "RSIW-BENCH $d ib_atomic_bw:$a n/a atomic_cap NONE"
+            echo "RSIW-BENCH $d ib_atomic_lat:$a n/a atomic_cap NONE"
         done
         return
     fi
