@@ -167,21 +167,50 @@ pub unsafe extern "C" fn destroy_cq(cq: *mut sys::ibv_cq) -> c_int {
 pub unsafe extern "C" fn poll_cq(cq: *mut sys::ibv_cq, n: c_int, wc: *mut sys::ibv_wc) -> c_int {
     // SAFETY: per the requirements.
     let cq = unsafe { from_ibv(cq) };
-    let Some(ring) = &cq.ring else { return -(sys::EINVAL as c_int) };
-    let Ok(max) = u32::try_from(n) else { return -(sys::EINVAL as c_int) };
-    let mut head = cq.head.lock().unwrap_or_else(|e| e.into_inner());
-    // Acquire: CQEs before the index are written.
-    let tail = ring.producer().load(Ordering::Acquire);
-    let avail = tail.wrapping_sub(*head).min(ring.entries()).min(max);
-    for i in 0..avail {
-        let c: Cqe = ring.get(head.wrapping_add(i));
+    cq.poll(n, |i, c| {
         // SAFETY: i < n (the caller's array size).
-        unsafe { wc.add(i as usize).write(to_wc(&c)) };
+        unsafe { wc.add(i).write(to_wc(c)) }
+    })
+}
+
+impl Cq {
+    /// Hands up to `n` CQEs, oldest first, to `put(i, cqe)` for i = 0..; the
+    /// count taken, or `-EINVAL`.
+    pub fn poll(&self, n: c_int, mut put: impl FnMut(usize, &Cqe)) -> c_int {
+        let Some(ring) = &self.ring else { return -(sys::EINVAL as c_int) };
+        let Ok(max) = u32::try_from(n) else { return -(sys::EINVAL as c_int) };
+        let mut head = self.head.lock().unwrap_or_else(|e| e.into_inner());
+        // Acquire: CQEs before the index are written.
+        let tail = ring.producer().load(Ordering::Acquire);
+        let avail = tail.wrapping_sub(*head).min(ring.entries()).min(max);
+        for i in 0..avail {
+            let c: Cqe = ring.get(head.wrapping_add(i));
+            put(i as usize, &c);
+        }
+        *head = head.wrapping_add(avail);
+        // Release: the kernel may reuse the slots once it sees the index.
+        ring.consumer().store(*head, Ordering::Release);
+        avail as c_int
     }
-    *head = head.wrapping_add(avail);
-    // Release: the kernel may reuse the slots once it sees the index.
-    ring.consumer().store(*head, Ordering::Release);
-    avail as c_int
+
+    /// The CQ behind an `ibv_cq`, if it is one of ours (its context polls
+    /// with [`poll_cq`]); `None` for another provider's CQ.
+    ///
+    /// # Safety
+    ///
+    /// `cq` is NULL or a live `ibv_cq` of any provider.
+    pub unsafe fn ours<'a>(cq: *mut sys::ibv_cq) -> Option<&'a Cq> {
+        if cq.is_null() {
+            return None;
+        }
+        // SAFETY: a live CQ has a live context.
+        let poll = unsafe { (*(*cq).context).ops.poll_cq };
+        if poll.map(|f| f as *const () as usize) != Some(poll_cq as *const () as usize) {
+            return None;
+        }
+        // SAFETY: ours: created by create_cq.
+        Some(unsafe { from_ibv(cq) })
+    }
 }
 
 /// `verbs_context_ops::req_notify_cq`: arm the CQ for the next (solicited)

@@ -16,6 +16,7 @@ mod pd;
 mod qp;
 mod qp_ex;
 mod ring;
+pub mod rsiwdv;
 mod srq;
 mod sys;
 mod wr;

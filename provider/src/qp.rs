@@ -12,7 +12,7 @@ use core::mem::size_of_val;
 use core::ptr::null_mut;
 use core::sync::atomic::{fence, Ordering};
 use rsiw_abi::ring::SQ_IDLE;
-use rsiw_abi::wqe::{Rqe, RQE_SIZE, SQE_SIZE};
+use rsiw_abi::wqe::{Rqe, Sqe, RQE_SIZE, SQE_SIZE};
 use core::cell::UnsafeCell;
 use core::sync::atomic::AtomicBool;
 use std::sync::{Mutex, MutexGuard};
@@ -148,6 +148,47 @@ impl Qp {
         // SAFETY: the QP's context is live while the QP is.
         let fd = unsafe { (*q.context).cmd_fd };
         doorbell::ring(fd, q.handle, self.driver_id)
+    }
+
+    /// Posts one prepared SQE (checked like any post) and rings the doorbell
+    /// if needed; 0 or an errno (`ENOMEM` when the SQ is full).
+    pub fn post_sqe(&self, sqe: &Sqe) -> c_int {
+        let Some(ring) = &self.sq else { return sys::EINVAL as c_int };
+        if let Err(e) = wr::check_sqe(sqe, self.send_lim) {
+            return e;
+        }
+        // SAFETY: acquire() gives exclusive access until release() below.
+        let st = unsafe { &mut *self.sq_state.acquire() };
+        let rc = match Qp::sq_room(ring, st.tail) {
+            Ok(()) => {
+                ring.put(st.tail, sqe);
+                st.tail = st.tail.wrapping_add(1);
+                self.publish_sq(ring, st.tail)
+            }
+            Err(e) => e,
+        };
+        // SAFETY: acquired above; `st` is not used after this.
+        unsafe { self.sq_state.release() };
+        rc
+    }
+
+    /// The QP behind an `ibv_qp`, if it is one of ours (its context posts
+    /// with [`post_send`]); `None` for another provider's QP.
+    ///
+    /// # Safety
+    ///
+    /// `qp` is NULL or a live `ibv_qp` of any provider.
+    pub unsafe fn ours<'a>(qp: *mut sys::ibv_qp) -> Option<&'a Qp> {
+        if qp.is_null() {
+            return None;
+        }
+        // SAFETY: a live QP has a live context.
+        let post = unsafe { (*(*qp).context).ops.post_send };
+        if post.map(|f| f as *const () as usize) != Some(post_send as *const () as usize) {
+            return None;
+        }
+        // SAFETY: ours: created by create_qp_ex.
+        Some(unsafe { Qp::from_ibv(qp) })
     }
 
     /// The SQ state behind the lock, for callers holding it.

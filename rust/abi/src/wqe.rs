@@ -75,7 +75,7 @@ pub enum SqOpcode {
     FetchAdd = 8,
     /// Masked Compare and Swap (RFC 7306 §5.2.1.2, masks in `atomic[2..4]`).
     MaskedCmpSwap = 9,
-    /// Masked Fetch and Add (RFC 7306 §5.2.1.1, mask in `atomic[2]`).
+    /// Masked Fetch and Add (RFC 7306 §5.2.1.1, Add Mask in `atomic[3]`).
     MaskedFetchAdd = 10,
     /// Send with 64-bit Immediate Data: reserved, no RFC encoding; the kernel
     /// completes it with an error.
@@ -139,8 +139,8 @@ pub struct Sqe {
     /// Immediate data of WriteImm (RFC 7306 §6: 64 bits; verbs' 32-bit
     /// `imm_data` travels in the low-order, last four bytes on the wire).
     pub imm: u64,
-    /// Atomic operands: add or swap data, compare data, swap/add mask,
-    /// compare mask (RFC 7306 §5.2.1).
+    /// Atomic operands: add or swap data, compare data, swap mask, compare
+    /// mask or (Masked Fetch and Add) Add Mask (RFC 7306 §5.2.1).
     pub atomic: [u64; 4],
     /// Reserved, zero.
     pub reserved1: [u8; 24],
