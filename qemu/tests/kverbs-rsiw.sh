@@ -15,7 +15,7 @@ read_inv_setup read_with_inv read_with_inv_invalidated connect_send_inv send_inv
 send_with_inv send_with_inv_invalidated"
 ATOMIC_SETUP="masked_atomic_model connect_atomics atomics_setup"
 # With masked atomics (RFC 7306 §5.1) these must pass ...
-ATOMIC_CASES="masked_fetch_add masked_cmp_swap_match masked_cmp_swap_mismatch"
+ATOMIC_CASES="masked_fetch_add masked_cmp_swap_match masked_cmp_swap_mismatch masked_random"
 # ... without them, a masked FetchAdd must fail cleanly.
 NO_ATOMIC_CASES="masked_atomic_unsupported_clean_error"
 NOINV_FAIL="read_after_local_inv_fails write_after_local_inv_not_placed read_with_inv_invalidated

@@ -93,6 +93,71 @@ static void kv_atomic_case(struct kv_conn *c, const char *name, enum ib_wr_opcod
 		 "returned %#llx (want %#llx), memory %#llx (want %#llx)", got, orig, mem, want);
 }
 
+/* xorshift64: reproducible operands for the randomized masked cases. */
+static u64 kv_rand(u64 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/*
+ * 64 masked atomics with pseudo-random operands and masks, alternating masked
+ * FetchAdd and masked CmpSwap on one word: each returned original and the word
+ * afterwards must equal the model (RFC 7306 §5.1.1, §5.1.2); both CmpSwap
+ * outcomes (match, mismatch) must have occurred.
+ */
+static void kv_atomic_random(struct kv_conn *c)
+{
+	const char *name = "masked_random";
+	u64 s = 0x9e3779b97f4a7c15ULL, orig, a, am, cmp, cm, want, got, mem;
+	unsigned int i, match = 0, mismatch = 0;
+	struct ib_wc wc;
+	bool fadd;
+	int rv;
+
+	for (i = 0; i < 64; i++) {
+		fadd = !(i & 1);
+		orig = kv_rand(&s);
+		a = kv_rand(&s);
+		am = kv_rand(&s) & kv_rand(&s);
+		cm = kv_rand(&s);
+		/* Every other CmpSwap differs from orig only outside the compare mask. */
+		cmp = (i & 2) ? orig ^ (kv_rand(&s) & ~cm) : kv_rand(&s);
+		if (fadd) {
+			want = kv_masked_fadd(orig, a, am);
+		} else {
+			want = kv_masked_cswap(orig, cmp, cm, a, am);
+			if ((cmp ^ orig) & cm)
+				mismatch++;
+			else
+				match++;
+		}
+		*kv_frmr_word(&afr, KV_FADD_OFF) = orig;
+		rv = kv_atomic(c, fadd ? IB_WR_MASKED_ATOMIC_FETCH_AND_ADD :
+				 IB_WR_MASKED_ATOMIC_CMP_AND_SWP, KV_FADD_OFF,
+			       fadd ? a : cmp, fadd ? am : cm, fadd ? 0 : a, fadd ? 0 : am, &wc);
+		if (!kv_wc_ok(rv, &wc, fadd ? IB_WC_MASKED_FETCH_ADD : IB_WC_MASKED_COMP_SWAP,
+			      name)) {
+			kv_fail(name, "op %u: %s", i, kv_why);
+			return;
+		}
+		kv_sync_cpu(&c->cli);
+		got = *(u64 *)c->cli.buf;
+		kv_frmr_sync_cpu(c->srv.id->device, &afr);
+		mem = *kv_frmr_word(&afr, KV_FADD_OFF);
+		if (got != orig || mem != want) {
+			kv_fail(name, "op %u (%s): orig %#llx ops %#llx/%#llx/%#llx/%#llx: returned %#llx, memory %#llx (want %#llx)",
+				i, fadd ? "FetchAdd" : "CmpSwap", orig, a, am, cmp, cm, got, mem,
+				want);
+			return;
+		}
+	}
+	kv_check(name, match && mismatch, "CmpSwap outcomes: %u matches, %u mismatches", match,
+		 mismatch);
+}
+
 /* Device without masked atomics: the request must be refused or complete in error. */
 static void kv_atomics_unsupported(struct kv_conn *c)
 {
@@ -162,6 +227,7 @@ void kv_run_atomics(void)
 	kv_atomic_case(c, "masked_cmp_swap_mismatch", IB_WR_MASKED_ATOMIC_CMP_AND_SWP,
 		       IB_WC_MASKED_COMP_SWAP, KV_CSWAP_OFF, cs_orig, cs_orig,
 		       0x9922000000000000ULL, cs_cmask, cs_swap, cs_smask);
+	kv_atomic_random(c);
 out:
 	kv_frmr_free(&c->srv, &afr);
 	kv_disconnect(c);
