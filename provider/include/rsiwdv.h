@@ -10,7 +10,8 @@
  * checks of ibv_post_send; ENOMEM: SQ full). flags are IBV_SEND_SIGNALED,
  * IBV_SEND_FENCE, IBV_SEND_SOLICITED. Atomics write the original 64-bit
  * word, host byte order, into the 8 bytes at laddr (lkey), and complete
- * with IBV_WC_MASKED_COMP_SWAP / IBV_WC_MASKED_FETCH_ADD. Do not call a
+ * with IBV_WC_COMP_SWAP / IBV_WC_FETCH_ADD (libibverbs has no masked
+ * completion opcodes), byte_len 8. Do not call a
  * post between ibv_wr_start() and ibv_wr_complete() on the same QP.
  */
 #ifndef RSIWDV_H

@@ -32,6 +32,15 @@ pub struct Wc {
 /// An atomic SQE: one 8-byte local buffer receives the original value
 /// (RFC 7306 §5.2.2); `atomic` is `[swap or add, compare, swap mask,
 /// compare or add mask]` (`rsiw_abi::wqe::Sqe::atomic`).
+/// SQE flags of the verbs `flags` a direct-verbs post accepts: signaled,
+/// fence, solicited (no inline: the payload is always SGEs).
+fn dv_flags(flags: u32) -> Result<u8, c_int> {
+    if flags & sys::ibv_send_flags_IBV_SEND_INLINE != 0 {
+        return Err(EINVAL);
+    }
+    wr::sq_flags(flags)
+}
+
 fn atomic_sqe(
     op: SqOpcode,
     wr_id: u64,
@@ -43,7 +52,7 @@ fn atomic_sqe(
     let mut sqe = Sqe {
         wr_id,
         opcode: op as u8,
-        flags: wr::sq_flags(flags)?,
+        flags: dv_flags(flags)?,
         remote_addr: remote.0,
         rkey: remote.1,
         atomic,
@@ -118,7 +127,7 @@ pub fn write_imm64_sqe(
     let mut sqe = Sqe {
         wr_id,
         opcode: SqOpcode::WriteImm as u8,
-        flags: wr::sq_flags(flags)?,
+        flags: dv_flags(flags)?,
         remote_addr: raddr,
         rkey,
         imm,
