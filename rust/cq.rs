@@ -60,6 +60,8 @@ pub(crate) enum WcOpcode {
     CompSwap = 3,
     /// Fetch and add.
     FetchAdd = 4,
+    /// Memory window bind.
+    BindMw = 5,
     /// Local invalidate.
     LocalInv = 6,
     /// Fast registration.

@@ -29,6 +29,10 @@ impl Access {
     pub(crate) const REMOTE_READ: Self = Self(4);
     /// `IB_ACCESS_REMOTE_ATOMIC`: target of RFC 7306 atomics.
     pub(crate) const REMOTE_ATOMIC: Self = Self(8);
+    /// `IB_ACCESS_MW_BIND`: memory windows may be bound to the region.
+    pub(crate) const MW_BIND: Self = Self(0x10);
+    /// The remote rights a memory window may grant.
+    pub(crate) const REMOTE: u32 = Self::REMOTE_WRITE.0 | Self::REMOTE_READ.0 | Self::REMOTE_ATOMIC.0;
     /// Rights rsiw understands; others are refused at registration.
     pub(crate) const KNOWN: u32 = 0x1f | 0x100 /* ZERO_BASED */ | 0x100000 /* RELAXED */;
 
@@ -63,6 +67,9 @@ pub(crate) enum MemKind {
     /// `alloc_mr` (fast registration): kernel virtual addresses of pages
     /// filled by `map_mr_sg`, at most this many.
     Pbl(usize),
+    /// `alloc_mw` (type 2): a window onto part of a bound region, whose
+    /// pages serve every copy; invalid until bound.
+    Window,
 }
 
 /// The fields [`Mem::state`] protects.
@@ -83,6 +90,8 @@ struct State {
     page_size: u64,
     /// `Pbl`/`User`: offset of `iova` inside the first page.
     first_off: u64,
+    /// `Window` only: the region it is bound to (`Some` while valid).
+    parent: Option<Arc<Mem>>,
 }
 
 /// One memory region (and its STag).
@@ -91,6 +100,8 @@ pub(crate) struct Mem {
     /// STag index (the upper 24 bits); set once at insertion.
     index: AtomicU32,
     kind: MemKind,
+    /// Windows bound to this region; `dereg_mr` refuses while non-zero.
+    windows: AtomicU32,
     /// Taken from any context (placement in softirq, post_send, verbs);
     /// copies hold it so a `Pbl` remap cannot move pages under them.
     #[pin]
@@ -123,12 +134,14 @@ impl Mem {
             MemKind::Pbl(n) => (KVVec::from_elem(0u64, *n, GFP_KERNEL)?, false, 0),
             MemKind::User(u) => (KVVec::new(), true, u.first_offset()),
             MemKind::Dma => (KVVec::new(), true, 0),
+            MemKind::Window => (KVVec::new(), false, 0),
         };
         let key = dev.next_key();
         let mem = Arc::pin_init(
             pin_init!(Self {
                 index: AtomicU32::new(0),
                 kind: init.kind,
+                windows: AtomicU32::new(0),
                 state <- crate::new_irq_spinlock!(
                     State {
                         key,
@@ -141,6 +154,7 @@ impl Mem {
                         npages: 0,
                         page_size: kernel::page::PAGE_SIZE as u64,
                         first_off,
+                        parent: None,
                     },
                     "rsiw_mem"
                 ),
@@ -155,10 +169,31 @@ impl Mem {
 
     /// Removes the STag from `dev`'s table; placements holding the `Arc`
     /// finish on memory that stays pinned until the last reference drops.
+    /// A window lets go of its region.
     pub(crate) fn deregister(&self, dev: &Device) {
         let removed = dev.mems().remove(self.index.load(Ordering::Acquire) as usize);
-        self.state.lock().valid = false;
+        let parent = self.unbind();
         drop(removed);
+        drop(parent);
+    }
+
+    /// True while memory windows are bound to the region: it must not be
+    /// deregistered (IBA o10-36.2.1: `dereg_mr` fails with bound windows).
+    pub(crate) fn has_windows(&self) -> bool {
+        self.windows.load(Ordering::Acquire) != 0
+    }
+
+    /// Makes the STag invalid; a window returns its region (drop it outside
+    /// any lock) and no longer counts against it.
+    fn unbind(&self) -> Option<Arc<Mem>> {
+        let mut s = self.state.lock();
+        s.valid = false;
+        let parent = s.parent.take();
+        drop(s);
+        if let Some(p) = &parent {
+            p.windows.fetch_sub(1, Ordering::AcqRel);
+        }
+        parent
     }
 
     /// The current STag (index and key).
@@ -192,8 +227,32 @@ impl Mem {
         }
         match self.kind {
             MemKind::Dma => addr.checked_add(len).map(|_| ()).ok_or(MemError::Bounds),
+            MemKind::Window => {
+                in_bounds(s.iova, s.len, addr, len)?;
+                let parent = s.parent.clone();
+                // One `rsiw_mem` lock at a time (a single lockdep class).
+                drop(s);
+                // A window is only as good as its region.
+                match parent {
+                    Some(p) if p.state.lock().valid => Ok(()),
+                    _ => Err(MemError::State),
+                }
+            }
             _ => in_bounds(s.iova, s.len, addr, len),
         }
+    }
+
+    /// The region behind a window, after checking `addr..addr+len` lies in
+    /// the window; `None` for other kinds.
+    fn window_target(&self, addr: u64, len: u64) -> Option<Result<Arc<Mem>>> {
+        if !matches!(self.kind, MemKind::Window) {
+            return None;
+        }
+        let s = self.state.lock();
+        Some(match (&s.parent, in_bounds(s.iova, s.len, addr, len)) {
+            (Some(p), Ok(())) => Ok(p.clone()),
+            _ => Err(EINVAL),
+        })
     }
 
     /// Copies `data` into the region at `addr`; call [`Self::check`] first.
@@ -245,17 +304,86 @@ impl Mem {
     }
 
     /// Invalidates the STag (Send with Invalidate, RFC 5040 §6.10; or a Local
-    /// Invalidate); only fast-registration regions of `pd` may be invalidated.
+    /// Invalidate); only fast-registration regions and memory windows of
+    /// `pd` may be invalidated.
     pub(crate) fn invalidate(&self, pd: u32) -> Result<(), MemError> {
         let mut s = self.state.lock();
         if s.pd != pd {
             return Err(MemError::Pd);
         }
-        if !self.is_frwr() {
+        match self.kind {
+            MemKind::Pbl(_) => {
+                // Invalidating an already invalid STag is allowed (verbs semantics).
+                s.valid = false;
+                Ok(())
+            }
+            MemKind::Window => {
+                drop(s);
+                // The region stays registered while the window was bound, so
+                // this is never its last reference: dropping it here (maybe
+                // in softirq) frees nothing.
+                drop(self.unbind());
+                Ok(())
+            }
+            _ => Err(MemError::Access),
+        }
+    }
+
+    /// Binds a type-2 memory window (this) of `pd` to `len` bytes at `addr`
+    /// of `region` with `access` and the new `key` (IBA 10.6.7.2: the window
+    /// must be invalid, the region valid with MW_BIND in the same PD, the
+    /// range inside it, remote write or atomic need its local write).
+    pub(crate) fn bind(
+        &self,
+        pd: u32,
+        region: Arc<Mem>,
+        key: u8,
+        access: Access,
+        (addr, len): (u64, u64),
+    ) -> Result<(), MemError> {
+        if !matches!(self.kind, MemKind::Window) || matches!(region.kind, MemKind::Window) {
             return Err(MemError::Access);
         }
-        // Invalidating an already invalid STag is allowed (verbs semantics).
-        s.valid = false;
+        if access.0 & !Access::REMOTE != 0 {
+            // Zero-based windows and local rights are not window rights here.
+            return Err(MemError::Access);
+        }
+        {
+            let r = region.state.lock();
+            if !r.valid {
+                return Err(MemError::State);
+            }
+            if r.pd != pd {
+                return Err(MemError::Pd);
+            }
+            if !r.access.contains(Access::MW_BIND) {
+                return Err(MemError::Access);
+            }
+            let writes = Access(Access::REMOTE_WRITE.0 | Access::REMOTE_ATOMIC.0);
+            if access.0 & writes.0 != 0 && !r.access.contains(Access::LOCAL_WRITE) {
+                return Err(MemError::Access);
+            }
+            if !matches!(region.kind, MemKind::Dma) {
+                in_bounds(r.iova, r.len, addr, len)?;
+            } else {
+                addr.checked_add(len).ok_or(MemError::Bounds)?;
+            }
+        }
+        let mut s = self.state.lock();
+        if s.pd != pd {
+            return Err(MemError::Pd);
+        }
+        if s.valid {
+            // Type 2: a bound window is invalidated before it is bound again.
+            return Err(MemError::State);
+        }
+        region.windows.fetch_add(1, Ordering::AcqRel);
+        s.parent = Some(region);
+        s.key = key;
+        s.access = access;
+        s.iova = addr;
+        s.len = len;
+        s.valid = true;
         Ok(())
     }
 
@@ -332,6 +460,9 @@ impl Mem {
         len: usize,
         mut f: impl FnMut(crate::ffi::zc::PageRef, usize, usize) -> Result,
     ) -> Result<bool> {
+        if let Some(parent) = self.window_target(addr, len as u64) {
+            return parent?.user_pages(addr, len, f);
+        }
         if !matches!(self.kind, MemKind::User(_)) {
             return Ok(false);
         }
@@ -353,6 +484,10 @@ impl Mem {
         len: usize,
         mut f: impl FnMut(Where<'_>, usize, usize) -> Result,
     ) -> Result {
+        if let Some(parent) = self.window_target(addr, len as u64) {
+            // The window's addresses are its region's (not zero-based).
+            return parent?.copy(addr, len, f);
+        }
         let s = self.state.lock();
         let len64 = len as u64;
         if let MemKind::Dma = self.kind {
@@ -415,5 +550,11 @@ impl Device {
     pub(crate) fn mem_lookup(&self, stag: u32) -> Option<Arc<Mem>> {
         let mem = self.mems().get((stag >> 8) as usize)?;
         (mem.key() == (stag & 0xff) as u8).then_some(mem)
+    }
+
+    /// The region or window at an STag's index, whatever its key (a bind
+    /// names the window by index and sets a new key).
+    pub(crate) fn mem_by_index(&self, stag: u32) -> Option<Arc<Mem>> {
+        self.mems().get((stag >> 8) as usize)
     }
 }

@@ -8,7 +8,7 @@ use crate::{
     device::Device,
     engine::Conn,
     ffi::{lock::IrqSpinLock, qp::IbQpRef},
-    mem::{Access, Mem},
+    mem::{Access, Mem, MemError},
     srq::{RecvQueue, RecvRing, Srq},
     uqueue::{BadWqe, UserRq, UserSq},
 };
@@ -90,6 +90,10 @@ pub(crate) enum SendOp {
     RegMr,
     /// Local invalidation of `inv_rkey`.
     LocalInv,
+    /// Bind of the type-2 memory window named by `rkey`'s index to
+    /// `sge[0]` (address, length, region lkey), with the new rkey
+    /// `inv_rkey` and the rights in `imm` (user SQEs only).
+    BindMw,
     /// Compare and swap (RFC 7306 §5).
     CmpSwap,
     /// Fetch and add.
@@ -109,6 +113,7 @@ impl SendOp {
             Self::Read | Self::ReadInv => WcOpcode::RdmaRead,
             Self::RegMr => WcOpcode::RegMr,
             Self::LocalInv => WcOpcode::LocalInv,
+            Self::BindMw => WcOpcode::BindMw,
             Self::CmpSwap => WcOpcode::CompSwap,
             Self::FetchAdd => WcOpcode::FetchAdd,
             Self::MaskedCmpSwap => WcOpcode::MaskedCompSwap,
@@ -905,6 +910,7 @@ impl Qp {
                 .dev
                 .mem_lookup(wqe.inv_rkey)
                 .is_some_and(|m| m.invalidate(self.pd).is_ok()),
+            SendOp::BindMw => self.bind_mw(wqe).is_ok(),
             _ => false,
         };
         if ok {
@@ -912,6 +918,23 @@ impl Qp {
         } else {
             WcStatus::LocProtErr
         }
+    }
+
+    /// Binds a type-2 window (IBA 10.6.7.2.2): the new rkey keeps the
+    /// window's index; the consumer chose its key byte.
+    fn bind_mw(&self, w: &SendWqe) -> Result<(), MemError> {
+        let sge = match (w.num_sge, w.sge.first()) {
+            (1, Some(sge)) => *sge,
+            _ => return Err(MemError::Bounds),
+        };
+        if w.inv_rkey >> 8 != w.rkey >> 8 {
+            return Err(MemError::Stag);
+        }
+        // By index: the consumer's copy of the old key may be stale.
+        let mw = self.dev.mem_by_index(w.rkey).ok_or(MemError::Stag)?;
+        let region = self.dev.mem_lookup(sge.lkey).ok_or(MemError::Stag)?;
+        let access = Access(u32::try_from(w.imm).map_err(|_| MemError::Access)?);
+        mw.bind(self.pd, region, (w.inv_rkey & 0xff) as u8, access, (sge.addr, u64::from(sge.len)))
     }
 
     /// `destroy_qp` (process context, may sleep): stops the engine, takes

@@ -97,6 +97,7 @@ fn send_op(op: awqe::SqOpcode) -> SendOp {
         O::Read => SendOp::Read,
         O::ReadInv => SendOp::ReadInv,
         O::LocalInv => SendOp::LocalInv,
+        O::BindMw => SendOp::BindMw,
         O::CmpSwap => SendOp::CmpSwap,
         O::FetchAdd => SendOp::FetchAdd,
         O::MaskedCmpSwap => SendOp::MaskedCmpSwap,
@@ -292,6 +293,7 @@ fn cq_opcode(op: WcOpcode) -> acqe::CqOpcode {
         WcOpcode::MaskedFetchAdd => O::MaskedFetchAdd,
         // Users cannot post fast registrations; report it as the local op it is.
         WcOpcode::LocalInv | WcOpcode::RegMr => O::LocalInv,
+        WcOpcode::BindMw => O::BindMw,
         WcOpcode::Recv => O::Recv,
         WcOpcode::RecvRdmaWithImm => O::RecvWriteImm,
     }

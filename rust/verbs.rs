@@ -62,12 +62,16 @@ pub(crate) fn query_device(dev: &Device, udata: Option<&Udata<'_>>) -> Result<De
         max_cq: crate::cq::MAX_CQ,
         max_cqe: crate::cq::MAX_CQE,
         max_mr: crate::mem::MAX_MR,
+        // Windows share the STag table with regions.
+        max_mw: crate::mem::MAX_MR,
         max_srq: crate::srq::MAX_SRQ,
         max_srq_wr: crate::srq::MAX_WR,
         max_srq_sge: crate::qp::MAX_SGE as u32,
         max_fast_reg_page_list_len: crate::mem::MAX_PBL,
         max_pd: MAX_PD,
-        device_cap_flags: bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64,
+        device_cap_flags: (bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
+            | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
+            | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B) as u64,
         // Lets `rdma link delete` unregister the device.
         kernel_cap_flags: u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),
     })

@@ -34,6 +34,7 @@ fn wc_opcode(op: CqOpcode) -> sys::ibv_wc_opcode {
         CqOpcode::CmpSwap | CqOpcode::MaskedCmpSwap => sys::ibv_wc_opcode_IBV_WC_COMP_SWAP,
         CqOpcode::FetchAdd | CqOpcode::MaskedFetchAdd => sys::ibv_wc_opcode_IBV_WC_FETCH_ADD,
         CqOpcode::LocalInv => sys::ibv_wc_opcode_IBV_WC_LOCAL_INV,
+        CqOpcode::BindMw => sys::ibv_wc_opcode_IBV_WC_BIND_MW,
         CqOpcode::Recv => sys::ibv_wc_opcode_IBV_WC_RECV,
         CqOpcode::RecvWriteImm => sys::ibv_wc_opcode_IBV_WC_RECV_RDMA_WITH_IMM,
     }

@@ -544,7 +544,7 @@ impl Engine {
             }
         };
         let (tmpl, src, done) = match w.op {
-            SendOp::RegMr | SendOp::LocalInv => {
+            SendOp::RegMr | SendOp::LocalInv | SendOp::BindMw => {
                 let status = self.qp.exec_local(w);
                 self.finish(seq, status, None);
                 if self.reap() {

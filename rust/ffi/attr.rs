@@ -34,6 +34,8 @@ pub(crate) struct DeviceAttr {
     pub(crate) max_cqe: u32,
     /// Memory regions.
     pub(crate) max_mr: u32,
+    /// Memory windows.
+    pub(crate) max_mw: u32,
     /// SGEs of an RDMA Read sink.
     pub(crate) max_sge_rd: u32,
     /// Outstanding inbound Read/Atomic requests per QP (IRD).
@@ -84,6 +86,7 @@ impl DeviceAttr {
         out.max_cq = clamp_int(self.max_cq);
         out.max_cqe = clamp_int(self.max_cqe);
         out.max_mr = clamp_int(self.max_mr);
+        out.max_mw = clamp_int(self.max_mw);
         out.max_pd = clamp_int(self.max_pd);
         // RFC 7306 §5.3: the responder updates the target with a 64-bit
         // cmpxchg on the mapped word (`Mem::atomic64`), so the operation is

@@ -258,8 +258,64 @@ unsafe extern "C" fn rsiw_rust_dereg_mr(m: *mut b::ib_mr, _udata: *mut b::ib_uda
     ret((|| {
         // SAFETY: live MR of an rsiw device.
         let (_, dev) = unsafe { device((*m).device) }?;
+        // SAFETY: from `mr_new`, not freed yet.
+        if unsafe { mr::mr_mem(m) }.is_some_and(|mem| mem.has_windows()) {
+            // IBA o10-36.2.1: a region with bound windows stays.
+            return Err(EBUSY);
+        }
         // SAFETY: from `mr_new`; the core never uses it after this op.
         if let Some(mem) = unsafe { mr::mr_free(m) } {
+            mem.deregister(&dev);
+        }
+        Ok(())
+    })())
+}
+
+/// `ib_device_ops.alloc_mw`: a type-2 memory window, invalid until a
+/// Bind MW work request binds it; its rkey comes from the STag table.
+///
+/// # Safety
+///
+/// Core device op: `mw` is a zeroed `rsiw_mw` with `device`, `pd` and
+/// `type` set.
+#[no_mangle]
+unsafe extern "C" fn rsiw_rust_alloc_mw(mw: *mut b::ib_mw, _udata: *mut b::ib_udata) -> c_int {
+    ret((|| {
+        // SAFETY: `mw` is live and its PD set by the core.
+        let (pd, kind) = unsafe { ((*mw).pd, (*mw).type_) };
+        if kind != b::ib_mw_type_IB_MW_TYPE_2 {
+            // Type 1 (bound by a verb, not a work request) is not offered.
+            return Err(eopnotsupp());
+        }
+        // SAFETY: live rsiw PD in an op.
+        let (dev, pdn) = unsafe { pd_dev(pd) }?;
+        let init = MemInit { kind: MemKind::Window, pd: pdn, access: Access::NONE, iova: 0, len: 0 };
+        let mem = Mem::register(&dev, init)?;
+        let c = mw.cast::<b::rsiw_mw>();
+        // SAFETY: the core allocated an `rsiw_mw` (INIT_RDMA_OBJ_SIZE) that
+        // nobody else uses during the op; `priv` is empty.
+        unsafe {
+            (*c).base.rkey = mem.stag();
+            obj::store(&mut (*c).priv_, mem);
+        }
+        Ok(())
+    })())
+}
+
+/// `ib_device_ops.dealloc_mw`: removes the STag; a bound window lets go
+/// of its region.
+///
+/// # Safety
+///
+/// Core device op on a window `rsiw_rust_alloc_mw` set up.
+#[no_mangle]
+unsafe extern "C" fn rsiw_rust_dealloc_mw(mw: *mut b::ib_mw) -> c_int {
+    ret((|| {
+        // SAFETY: live MW of an rsiw device.
+        let (_, dev) = unsafe { device((*mw).device) }?;
+        // SAFETY: an `rsiw_mw` whose slot `alloc_mw` filled; the core
+        // frees it after this op and nothing borrows the slot.
+        if let Some(mem) = unsafe { obj::take::<Mem>(&mut (*mw.cast::<b::rsiw_mw>()).priv_) } {
             mem.deregister(&dev);
         }
         Ok(())

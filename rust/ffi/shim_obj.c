@@ -17,6 +17,8 @@ static int rsiw_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
 
 const struct ib_device_ops rsiw_obj_ops = {
 	.alloc_mr = rsiw_rust_alloc_mr,
+	.alloc_mw = rsiw_rust_alloc_mw,
+	.dealloc_mw = rsiw_rust_dealloc_mw,
 	.create_cq = rsiw_create_cq,
 	.create_qp = rsiw_rust_create_qp,
 	.create_srq = rsiw_rust_create_srq,
@@ -38,6 +40,7 @@ const struct ib_device_ops rsiw_obj_ops = {
 	.req_notify_cq = rsiw_rust_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, rsiw_cq, base),
+	INIT_RDMA_OBJ_SIZE(ib_mw, rsiw_mw, base),
 	INIT_RDMA_OBJ_SIZE(ib_qp, rsiw_qp, base),
 	INIT_RDMA_OBJ_SIZE(ib_srq, rsiw_srq, base),
 };

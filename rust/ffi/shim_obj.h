@@ -34,6 +34,11 @@ struct rsiw_mr {
 	const void *priv;
 };
 
+struct rsiw_mw {
+	struct ib_mw base;
+	const void *priv;
+};
+
 /* Container sizes as C sees them (cq, qp, srq, mr, ib_wc, ib_send_wr,
  * ib_qp_attr, ib_qp_init_attr); checked against bindgen's at load. */
 #define RSIW_OBJ_LAYOUT_N 8
@@ -82,6 +87,8 @@ struct ib_mr *rsiw_rust_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 struct ib_mr *rsiw_rust_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 				 u32 max_num_sg);
 int rsiw_rust_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
+int rsiw_rust_alloc_mw(struct ib_mw *mw, struct ib_udata *udata);
+int rsiw_rust_dealloc_mw(struct ib_mw *mw);
 int rsiw_rust_map_mr_begin(struct ib_mr *mr);
 int rsiw_rust_mr_set_page(struct ib_mr *mr, u64 addr);
 void rsiw_rust_map_mr_end(struct ib_mr *mr);

@@ -29,6 +29,8 @@ pub enum CqOpcode {
     Recv = 8,
     /// A receive buffer was consumed by an RDMA Write with Immediate Data.
     RecvWriteImm = 9,
+    /// A memory window bind completed.
+    BindMw = 10,
 }
 
 impl CqOpcode {
@@ -45,6 +47,7 @@ impl CqOpcode {
             7 => Self::LocalInv,
             8 => Self::Recv,
             9 => Self::RecvWriteImm,
+            10 => Self::BindMw,
             _ => return None,
         })
     }
@@ -154,10 +157,10 @@ mod test {
 
     #[test]
     fn codes_roundtrip() {
-        for v in 0..=9u8 {
+        for v in 0..=10u8 {
             assert_eq!(CqOpcode::from_u8(v).map(|o| o as u8), Some(v));
         }
-        assert_eq!(CqOpcode::from_u8(10), None);
+        assert_eq!(CqOpcode::from_u8(11), None);
         for v in 0..=12u8 {
             assert_eq!(CqStatus::from_u8(v).map(|o| o as u8), Some(v));
         }

@@ -80,6 +80,12 @@ pub enum SqOpcode {
     /// Send with 64-bit Immediate Data: reserved, no RFC encoding; the kernel
     /// completes it with an error.
     SendImm = 11,
+    /// Bind of a type-2 memory window: `rkey` names the window (its index
+    /// counts, the key byte may be stale), `inv_rkey` is its new rkey (same
+    /// index, the consumer's key byte), SGE 0 the bound range (address,
+    /// length, lkey of a region with MW_BIND), `imm` the window's
+    /// `IBV_ACCESS_REMOTE_*` rights. Completes as [`crate::cqe::CqOpcode::BindMw`].
+    BindMw = 12,
 }
 
 impl SqOpcode {
@@ -98,6 +104,7 @@ impl SqOpcode {
             9 => Self::MaskedCmpSwap,
             10 => Self::MaskedFetchAdd,
             11 => Self::SendImm,
+            12 => Self::BindMw,
             _ => return None,
         })
     }
@@ -251,6 +258,7 @@ impl Sqe {
                 self.num_sge == 1 && self.sge(0).map(|s| s.length) == Some(8)
             }
             O::LocalInv => self.num_sge == 0,
+            O::BindMw => self.num_sge == 1,
             _ => true,
         };
         if sges_ok {
@@ -430,6 +438,11 @@ mod test {
         assert_eq!(sqe(SqOpcode::Read, 0, &[1, 1]).validate(6, 96), Err(SqeError::Sges));
         assert_eq!(sqe(SqOpcode::CmpSwap, 0, &[4]).validate(6, 96), Err(SqeError::Sges));
         assert_eq!(sqe(SqOpcode::LocalInv, 0, &[1]).validate(6, 96), Err(SqeError::Sges));
+        // A bind names exactly one range.
+        assert_eq!(sqe(SqOpcode::BindMw, 0, &[4096]).validate(6, 96), Ok(SqOpcode::BindMw));
+        assert_eq!(sqe(SqOpcode::BindMw, 0, &[]).validate(6, 96), Err(SqeError::Sges));
+        assert_eq!(sqe(SqOpcode::BindMw, 0, &[1, 2]).validate(6, 96), Err(SqeError::Sges));
+        assert_eq!(sqe(SqOpcode::BindMw, SQE_INLINE, &[]).validate(6, 96), Err(SqeError::Inline));
         assert_eq!(sqe(SqOpcode::Read, SQE_INLINE, &[]).validate(6, 96), Err(SqeError::Inline));
         let mut long = sqe(SqOpcode::Send, SQE_INLINE, &[]);
         assert!(long.push_inline(&[0; 65]));
@@ -444,10 +457,10 @@ mod test {
 
     #[test]
     fn opcodes() {
-        for v in 0..=11u8 {
+        for v in 0..=12u8 {
             assert_eq!(SqOpcode::from_u8(v).map(|o| o as u8), Some(v));
         }
-        assert_eq!(SqOpcode::from_u8(12), None);
+        assert_eq!(SqOpcode::from_u8(13), None);
         assert_eq!(SqOpcode::from_u8(0xff), None);
         let sqe = Sqe {
             opcode: 200,
