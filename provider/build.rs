@@ -106,6 +106,7 @@ fn provider_bindings(include: &Path, out: &Path) {
              |ibv_cmd_(get_context|query_device_any|query_port|alloc_pd|dealloc_pd)\
              |ibv_cmd_(create_cq|destroy_cq|create_qp_ex|modify_qp|query_qp|destroy_qp)\
              |ibv_cmd_(create_srq|modify_srq|query_srq|destroy_srq|reg_mr|dereg_mr)\
+             |ibv_cmd_(alloc_mw|dealloc_mw)\
              |__verbs_log|calloc|free|__errno_location|mmap|munmap|ioctl|dlsym",
         )
         .allowlist_type(
@@ -115,7 +116,8 @@ fn provider_bindings(include: &Path, out: &Path) {
              |ib_uverbs_(create_qp_resp|create_srq_resp|reg_mr_resp|ioctl_hdr|attr)\
              |ibv_(wc|wc_opcode|wc_status|wc_flags|send_wr|recv_wr|sge|wr_opcode|send_flags|qp_ex)\
              |ibv_(qp_init_attr_ex|qp_init_attr|qp_attr|qp_attr_mask|srq_init_attr|srq_attr|qp_type)\
-             |ibv_(qp_create_send_ops_flags|qp_init_attr_mask|access_flags|data_buf)|rdma_driver_id",
+             |ibv_(qp_create_send_ops_flags|qp_init_attr_mask|access_flags|data_buf)|rdma_driver_id\
+             |ibv_(alloc_mw|mw|mw_type|mw_bind|mw_bind_info)|ib_uverbs_alloc_mw_resp",
         )
         // Anonymous enums in driver.h: only reachable as constants.
         .allowlist_var(

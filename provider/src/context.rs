@@ -2,7 +2,7 @@
 //! The device context (one per `ibv_open_device`) and the device and port queries.
 
 use crate::abi::{self, GetContextResp};
-use crate::{cmem, cq, device, mr, pd, qp, srq, sys};
+use crate::{cmem, cq, device, mr, mw, pd, qp, srq, sys};
 use core::ffi::{c_int, c_void};
 use core::mem::{offset_of, size_of, size_of_val};
 use core::ptr::{addr_of_mut, null_mut};
@@ -36,6 +36,8 @@ fn context_ops() -> sys::verbs_context_ops {
         dealloc_pd: Some(pd::dealloc_pd),
         reg_mr: Some(mr::reg_mr),
         dereg_mr: Some(mr::dereg_mr),
+        alloc_mw: Some(mw::alloc_mw),
+        dealloc_mw: Some(mw::dealloc_mw),
         create_cq: Some(cq::create_cq),
         destroy_cq: Some(cq::destroy_cq),
         poll_cq: Some(cq::poll_cq),

@@ -12,6 +12,7 @@ pub mod install;
 #[cfg(test)]
 mod layout_test;
 mod mr;
+mod mw;
 mod pd;
 mod qp;
 mod qp_ex;

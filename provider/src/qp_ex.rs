@@ -95,6 +95,9 @@ pub fn install(qp: &mut Qp, ops: u64) {
     if has(sys::ibv_qp_create_send_ops_flags_IBV_QP_EX_WITH_LOCAL_INV) {
         x.wr_local_inv = Some(wr_local_inv);
     }
+    if has(sys::ibv_qp_create_send_ops_flags_IBV_QP_EX_WITH_BIND_MW) {
+        x.wr_bind_mw = Some(wr_bind_mw);
+    }
     let at = comp_mask_offset();
     let base = core::ptr::addr_of_mut!(qp.vqp).cast::<u8>();
     // SAFETY: `at` is inside verbs_qp (either layout's comp_mask, a u32 at a
@@ -300,6 +303,23 @@ unsafe extern "C" fn wr_atomic_fetch_add(x: *mut sys::ibv_qp_ex, rkey: u32, addr
 unsafe extern "C" fn wr_local_inv(x: *mut sys::ibv_qp_ex, rkey: u32) {
     // SAFETY: inside a batch.
     unsafe { begin(x, SqOpcode::LocalInv, |s| s.inv_rkey = rkey) }
+}
+
+unsafe extern "C" fn wr_bind_mw(
+    x: *mut sys::ibv_qp_ex,
+    mw: *mut sys::ibv_mw,
+    rkey: u32,
+    info: *const sys::ibv_mw_bind_info,
+) {
+    // SAFETY: inside a batch; the window and region are live (the API's
+    // contract). A bad bind keeps no SGE, so wr_complete refuses it.
+    unsafe {
+        begin(x, SqOpcode::BindMw, |s| {
+            if info.is_null() || crate::wr::set_bind(s, mw, rkey, &*info).is_err() {
+                s.num_sge = 0;
+            }
+        })
+    }
 }
 
 unsafe extern "C" fn wr_set_sge(x: *mut sys::ibv_qp_ex, lkey: u32, addr: u64, length: u32) {

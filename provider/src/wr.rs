@@ -23,6 +23,7 @@ pub fn sq_opcode(op: sys::ibv_wr_opcode) -> Result<SqOpcode, c_int> {
         sys::ibv_wr_opcode_IBV_WR_LOCAL_INV => SqOpcode::LocalInv,
         sys::ibv_wr_opcode_IBV_WR_ATOMIC_CMP_AND_SWP => SqOpcode::CmpSwap,
         sys::ibv_wr_opcode_IBV_WR_ATOMIC_FETCH_AND_ADD => SqOpcode::FetchAdd,
+        sys::ibv_wr_opcode_IBV_WR_BIND_MW => SqOpcode::BindMw,
         // No RFC encoding for a Send with Immediate Data (RFC 7306 has only
         // RDMA Write with Immediate Data).
         sys::ibv_wr_opcode_IBV_WR_SEND_WITH_IMM => return Err(EOPNOTSUPP),
@@ -106,6 +107,31 @@ pub fn check_sqe(sqe: &Sqe, lim: Limits) -> Result<(), c_int> {
     sqe.validate(lim.max_sge, lim.max_inline).map(|_| ()).map_err(|_| EINVAL)
 }
 
+/// Fills a Bind MW SQE (`rsiw_abi::wqe::SqOpcode::BindMw`): the window's
+/// current rkey, its new one, the range of the region as SGE 0 and the
+/// rights; `EINVAL` without a window or region, or for a range longer than
+/// an SGE can say.
+///
+/// # Safety
+///
+/// `mw` and `info.mr` must be null or live objects of this context.
+pub unsafe fn set_bind(sqe: &mut Sqe, mw: *const sys::ibv_mw, rkey: u32, info: &sys::ibv_mw_bind_info) -> Result<(), c_int> {
+    if mw.is_null() || info.mr.is_null() {
+        return Err(EINVAL);
+    }
+    let length = u32::try_from(info.length).map_err(|_| EINVAL)?;
+    // SAFETY: live objects per the requirements.
+    let (cur, lkey) = unsafe { ((*mw).rkey, (*info.mr).lkey) };
+    sqe.rkey = cur;
+    sqe.inv_rkey = rkey;
+    sqe.imm = u64::from(info.mw_access_flags);
+    if !sqe.set_sge(0, Sge { addr: info.addr, length, lkey }) {
+        return Err(EINVAL);
+    }
+    sqe.num_sge = 1;
+    Ok(())
+}
+
 /// The SQE for one verbs send work request.
 ///
 /// # Safety
@@ -157,8 +183,17 @@ pub unsafe fn sqe_from_wr(wr: &sys::ibv_send_wr, lim: Limits) -> Result<Sqe, c_i
             _ => {}
         }
     }
-    // SAFETY: forwarded requirement.
-    unsafe { set_payload(&mut sqe, sges, lim)? };
+    if opcode == SqOpcode::BindMw {
+        // SAFETY: the bind member for this opcode; the verbs contract keeps
+        // the window and region alive during the post.
+        unsafe {
+            let b = wr.__bindgen_anon_2.bind_mw;
+            set_bind(&mut sqe, b.mw, b.rkey, &b.bind_info)?;
+        }
+    } else {
+        // SAFETY: forwarded requirement.
+        unsafe { set_payload(&mut sqe, sges, lim)? };
+    }
     check_sqe(&sqe, lim)?;
     Ok(sqe)
 }
@@ -268,11 +303,37 @@ mod test {
         let w = wr(sys::ibv_wr_opcode_IBV_WR_SEND_WITH_IMM, 0, &mut []);
         // SAFETY: no SGEs.
         assert_eq!(unsafe { sqe_from_wr(&w, LIM) }, Err(EOPNOTSUPP));
+        // A bind without a window is refused at post time.
         let w = wr(sys::ibv_wr_opcode_IBV_WR_BIND_MW, 0, &mut []);
         // SAFETY: no SGEs.
         assert_eq!(unsafe { sqe_from_wr(&w, LIM) }, Err(EINVAL));
         let w = wr(sys::ibv_wr_opcode_IBV_WR_SEND, sys::ibv_send_flags_IBV_SEND_IP_CSUM, &mut []);
         // SAFETY: no SGEs.
+        assert_eq!(unsafe { sqe_from_wr(&w, LIM) }, Err(EINVAL));
+    }
+
+    #[test]
+    fn bind_mw_fields() {
+        let mut mr = sys::ibv_mr { lkey: 0x1234_5601, ..Default::default() };
+        let mut mw = sys::ibv_mw { rkey: 0x0000_4207, ..Default::default() };
+        let mut w = wr(sys::ibv_wr_opcode_IBV_WR_BIND_MW, sys::ibv_send_flags_IBV_SEND_SIGNALED, &mut []);
+        let access = sys::ibv_access_flags_IBV_ACCESS_REMOTE_READ;
+        w.__bindgen_anon_2.bind_mw = sys::ibv_send_wr__bindgen_ty_4__bindgen_ty_1 {
+            mw: &mut mw,
+            rkey: 0x0000_4208,
+            bind_info: sys::ibv_mw_bind_info { mr: &mut mr, addr: 0x7000_0010, length: 4096, mw_access_flags: access },
+        };
+        // SAFETY: window and region are live locals.
+        let s = unsafe { sqe_from_wr(&w, LIM) }.unwrap();
+        assert_eq!(s.opcode, SqOpcode::BindMw as u8);
+        assert_eq!((s.rkey, s.inv_rkey, s.imm), (0x4207, 0x4208, u64::from(access)));
+        assert_eq!(s.num_sge, 1);
+        assert_eq!(s.sge(0), Some(Sge { addr: 0x7000_0010, length: 4096, lkey: 0x1234_5601 }));
+        assert_eq!(s.flags, SQE_SIGNALED);
+        // A range no SGE can carry.
+        // SAFETY: the union member written above.
+        unsafe { w.__bindgen_anon_2.bind_mw.bind_info.length = 1 << 32 };
+        // SAFETY: as above.
         assert_eq!(unsafe { sqe_from_wr(&w, LIM) }, Err(EINVAL));
     }
 
