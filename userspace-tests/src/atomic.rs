@@ -41,7 +41,7 @@ type Body = fn(&Env) -> Result<(), String>;
 
 /// Registers the RFC 7306 cases.
 pub fn cases(add: &mut dyn FnMut(String, Run)) {
-    let list: [(&str, Body); 11] = [
+    let list: [(&str, Body); 13] = [
         ("atomic-fetch-add-random", fetch_add_random),
         ("atomic-cmp-swap-random", cmp_swap_random),
         ("atomic-err-misaligned", misaligned),
@@ -53,6 +53,8 @@ pub fn cases(add: &mut dyn FnMut(String, Run)) {
         ("atomic-order-atomic-then-read", order_atomic_read),
         ("atomic-order-atomic-then-send", order_atomic_send),
         ("atomic-peer-refuses", peer_refuses),
+        ("atomic-masked-random-dv", masked_random),
+        ("atomic-write-imm64-dv", write_imm64),
     ];
     for (name, f) in list {
         add(
@@ -734,6 +736,126 @@ fn write_imm(env: &Env) -> Result<(), String> {
         if !a.pend.drain().is_empty() {
             return Err("the Write with Immediate completed more than one receive".into());
         }
+    }
+    c.close()
+}
+
+/// RFC 7306 §5.1 through the provider's direct verbs (`rsiwdv.h`): 64 masked FetchAdds and
+/// CmpSwaps with random operands and masks equal the reference ALU, value and memory.
+fn masked_random(env: &Env) -> Result<(), String> {
+    let dv = crate::dv::Dv::load()?;
+    let (mut c, t) = pair(env, ATOMIC_ACCESS, 0)?;
+    let res = Mr::new(&c.pd, 8, ffi::LOCAL_WRITE, 0).map_err(io)?;
+    let mut rng = Rng::new("atomic-masked-random-dv");
+    let (mut matched, mut missed) = (0, 0);
+    for i in 0..64u64 {
+        let orig = rng.next();
+        let (a, am) = (rng.next(), rng.next() & rng.next());
+        let cm = rng.next();
+        // Every other CmpSwap differs from the word only outside the compare mask.
+        let cmp = if i % 4 < 2 {
+            orig ^ (rng.next() & !cm)
+        } else {
+            rng.next()
+        };
+        t.set_word(orig)?;
+        res.write(0, &[0xa5; 8]).map_err(io)?;
+        let (want, op) = if i % 2 == 0 {
+            dv.masked_fetch_add(
+                &c.qp,
+                i,
+                &sge8(&res),
+                (t.word_addr(), c.resp.rkey),
+                (a, am),
+                ffi::SIGNALED,
+            )?;
+            (masked_fetch_add(orig, a, am), ffi::OP_FETCH_ADD)
+        } else {
+            dv.masked_cmp_swap(
+                &c.qp,
+                i,
+                &sge8(&res),
+                (t.word_addr(), c.resp.rkey),
+                (cmp, cm),
+                (a, am),
+                ffi::SIGNALED,
+            )?;
+            let r = masked_cmp_swap(orig, cmp, cm, a, am);
+            if r.is_some() {
+                matched += 1
+            } else {
+                missed += 1
+            }
+            (r.unwrap_or(orig), ffi::OP_COMP_SWAP)
+        };
+        wait::expect_ok(&mut c.pend, &c.cq, i, op, None)?;
+        let got = u64::from_ne_bytes(
+            res.read(0, 8)
+                .map_err(io)?
+                .try_into()
+                .map_err(|_| "short")?,
+        );
+        let now = t.word()?;
+        if got != orig || now != want {
+            return Err(format!(
+                "op {i}: orig {orig:#x}, operands {a:#x}/{am:#x}/{cmp:#x}/{cm:#x}: returned {got:#x}, memory {now:#x}, reference {want:#x}"
+            ));
+        }
+    }
+    if matched == 0 || missed == 0 {
+        return Err(format!(
+            "CmpSwap outcomes: {matched} matches, {missed} misses"
+        ));
+    }
+    c.close()
+}
+
+/// RFC 7306 §6 through `rsiwdv_post_write_imm64`: all 64 bits of the immediate arrive
+/// (`rsiwdv_poll_cq`), with the data placed first.
+fn write_imm64(env: &Env) -> Result<(), String> {
+    let dv = crate::dv::Dv::load()?;
+    let (mut c, mut t) = pair(env, ATOMIC_ACCESS, 1)?;
+    let src = Mr::new(&c.pd, 8, ffi::LOCAL_WRITE, 0x6c).map_err(io)?;
+    let imm = 0x0123_4567_89ab_cdefu64;
+    dv.write_imm64(
+        &c.qp,
+        5,
+        &sge8(&src),
+        (t.mr.addr(), c.resp.rkey),
+        imm,
+        ffi::SIGNALED,
+    )?;
+    wait::expect_ok(&mut c.pend, &c.cq, 5, ffi::OP_WRITE, None)?;
+    let a = t.conns.first_mut().ok_or("no accepted connection")?;
+    let end = Instant::now() + Duration::from_secs(10);
+    let w = loop {
+        if let Some(w) = dv.poll(&a.cq)?.into_iter().next() {
+            break w;
+        }
+        if Instant::now() > end {
+            return Err("no receive completion within 10 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    if w.wr_id != 0 || w.status != ffi::WC_SUCCESS || w.opcode != ffi::OP_RECV_IMM {
+        return Err(format!(
+            "receive wr_id {} status {} opcode {}",
+            w.wr_id,
+            ffi::status_str(w.status),
+            w.opcode
+        ));
+    }
+    if w.flags & ffi::WC_WITH_IMM == 0 || w.imm64 != imm {
+        return Err(format!(
+            "wc_flags {:#x}, imm64 {:#x}; want IBV_WC_WITH_IMM, {imm:#x}",
+            w.flags, w.imm64
+        ));
+    }
+    let got = t.mr.read(0, 8).map_err(io)?;
+    if got != [0x6c; 8] {
+        return Err(format!(
+            "receive completed before the data was placed: {got:02x?}"
+        ));
     }
     c.close()
 }

@@ -524,6 +524,11 @@ pub fn status_str(s: u32) -> String {
 }
 
 impl Cq {
+    /// The `struct ibv_cq` (for provider extensions), valid while `self` lives.
+    pub fn as_raw(&self) -> *mut ibv_cq {
+        self.cq
+    }
+
     /// Creates a CQ of `depth` entries; with `events`, also a completion channel.
     pub fn new(id: &CmId, depth: i32, events: bool) -> Result<Self> {
         let ctx = id.ctx()?;
@@ -842,6 +847,11 @@ impl Qp {
     fn raw(&self) -> *mut ibv_qp {
         // SAFETY: live ID with a QP.
         unsafe { (*self.0.id.raw()).qp }
+    }
+
+    /// The `struct ibv_qp` (for provider extensions such as `rsiwdv.h`), valid while `self` lives.
+    pub fn as_raw(&self) -> *mut ibv_qp {
+        self.raw()
     }
 
     /// Posts one receive WR.

@@ -4,6 +4,7 @@
 
 mod atomic;
 mod cases;
+mod dv;
 mod ffi;
 mod proto;
 mod requester;
