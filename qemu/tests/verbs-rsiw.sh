@@ -13,12 +13,6 @@ SKIP=
 [ "$T" = siw ] && SKIP=$(siw_verbs_skips)
 
 dev_up "$T" "$D" eth0 || finish
-# send-with-inv needs a type-2 memory window (user MRs are not invalidatable); a
-# device reporting max_mw 0 cannot run it: reported as skipped, never as passed.
-if [ "$T" = rsiw ] && ibv_devinfo -v -d "$D" | grep -Eq 'max_mw:[[:space:]]+0$'; then
-    skip "rsiw send-with-inv" "$D has no memory windows (max_mw 0)"
-    SKIP=${SKIP:+$SKIP,}send-with-inv
-fi
 verbs_run "$D" 10.0.2.15 "$T" "$SKIP"
 check_no_output "no QP left behind" '[0-9]' sh -c "rdma resource show qp | grep -w $D | grep -v '^$'"
 dev_down "$T" "$D"
