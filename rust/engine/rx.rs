@@ -22,8 +22,9 @@ use crate::{
 };
 use kernel::{prelude::*, sync::Arc};
 
-/// Completions one chunk of input can produce at most: the smallest FPDU
-/// that completes something is 20 octets (a zero-length Read Response).
+/// Deferred actions one chunk of input can produce at most: one Recv per
+/// untagged FPDU (at least 24 octets: 26 per chunk), plus one Reap, one
+/// Kick and one PeerTerminate (see `Sink::defer`).
 const DEFER: usize = 32;
 /// Input octets fed per RX lock hold.
 const CHUNK: usize = DEFER * 20;
@@ -129,6 +130,17 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     fn defer(&mut self, a: Action) -> Result<(), TermCause> {
+        // Reap and Kick look at the state when they run (after the chunk),
+        // so one of each per chunk does it all; queuing one per FPDU would
+        // overflow `DEFER` on a burst of small responses (17 Atomic
+        // Responses of 36 octets fit in one chunk).
+        if matches!(a, Action::Reap | Action::Kick) {
+            let queued = self.ctx.deferred.get(..self.ctx.n_deferred).unwrap_or(&[]);
+            let kind = core::mem::discriminant(&a);
+            if queued.iter().flatten().any(|d| core::mem::discriminant(d) == kind) {
+                return Ok(());
+            }
+        }
         let slot = self
             .ctx
             .deferred
