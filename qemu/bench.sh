@@ -48,7 +48,14 @@ one() {
         fi
         echo "$out"
         # perftest may glue "Failed to disconnect…" to the last number.
-        vals="$vals $(echo "$out" | awk -v f="$field" '{ v = $f; sub(/[^0-9.].*/, "", v); print v }')"
+        v=$(echo "$out" | awk -v f="$field" '{ v = $f; sub(/[^0-9.].*/, "", v); print v }')
+        if [ -z "$v" ]; then
+            # e.g. `inf` latencies of a guest without a calibrated TSC: no number to report.
+            echo "RSIW-BENCH ${LBL:-$d} $t${size:+@$size} n/a failed: no number in the result line"
+            fail "bench ${LBL:-$d} $t $*" "no number in the result line"
+            return
+        fi
+        vals="$vals $v"
     done
     med=$(echo $vals | tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
     [ "$REPEAT" -gt 1 ] && echo "RSIW-BENCH info spread ${LBL:-$d} $t${size:+@$size}:$vals"

@@ -25,17 +25,6 @@ dev_up "$T" "$D" eth1 || finish
 [ "$T" = rsiw ] && check "rsiw: mpa_peer_to_peer=N" sh -c 'echo N > /sys/module/rsiw/parameters/mpa_peer_to_peer'
 
 sync=7100
-# result LOG: the perftest result line of LOG. A guest whose TSC could not be calibrated
-# (under host load: "tsc: Marking TSC unstable due to could not calculate TSC khz",
-# which tsc=reliable does not prevent) runs on jiffies and perftest's latency tests
-# print `inf`: the exchange completed, only the clock is unusable; say so in the case.
-result() {
-    r=$(perftest_result "$1")
-    [ -n "$r" ] && { echo "$r"; return; }
-    cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
-    [ "$cs" != tsc ] && awk -v cs="$cs" 'NF >= 4 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $3 == "inf" {
-        print "completed, latency not measurable (clocksource " cs "): " $0; exit }' "$1"
-}
 # serve TEST SIZE PORT OPTS…: perftest server here; released to the peer once listening.
 serve() {
     t=$1 s=$2 p=$3; shift 3
@@ -45,7 +34,7 @@ serve() {
     wait_rdma_listen && signal_peer $sync
     wait $srv
     rc=$?
-    line=$(result /tmp/srv.log)
+    line=$(perftest_result /tmp/srv.log)
     # perftest's Read latency server only serves: the client alone reports.
     [ "$t" = ib_read_lat ] && [ $rc -eq 0 ] && line="(no report on the Read server side)"
     if [ $rc -eq 0 ] && [ -n "$line" ]; then pass "$T server: $t $*: $line"
@@ -58,7 +47,7 @@ connect() {
     wait_peer $sync
     timeout 240 "$t" -F -d "$D" ${s:+-s "$s"} -n "$ITERS" -p "$p" "$@" "$peer" > /tmp/cli.log 2>&1
     rc=$?
-    line=$(result /tmp/cli.log)
+    line=$(perftest_result /tmp/cli.log)
     if [ $rc -eq 0 ] && [ -n "$line" ]; then pass "$T client: $t $*: $line"
     else fail "$T client: $t $*" "exit $rc: $(tail -n 2 /tmp/cli.log)"; fi
 }
