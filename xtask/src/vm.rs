@@ -95,20 +95,6 @@ pub const CMDLINE: &str = "console=ttyS0 panic=-1 oops=panic printk.time=1 tsc=r
 /// Added for the debug flavour: KASAN keeps reporting after its first finding.
 pub const DEBUG_CMDLINE: &str = "kasan_multi_shot";
 
-/// The host CPU's rate in kHz from `/proc/cpuinfo` (`cpu MHz`), if it says.
-fn host_tsc_khz() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    let mhz: f64 = info
-        .lines()
-        .find(|l| l.starts_with("cpu MHz"))?
-        .split(':')
-        .nth(1)?
-        .trim()
-        .parse()
-        .ok()?;
-    (mhz >= 1.0).then(|| (mhz * 1000.0).round() as u64)
-}
-
 impl Vm {
     fn command(&self) -> Command {
         let mut c = Command::new("qemu-system-x86_64");
@@ -129,16 +115,8 @@ impl Vm {
             .arg(&self.bzimage)
             .arg("-initrd")
             .arg(&self.initrd);
-        let tsc = match (self.accel, host_tsc_khz()) {
-            // Under TCG the guest's TSC ticks at the host's rate; calibrating it
-            // against the emulated PIT fails when the host is busy ("could not
-            // calculate TSC khz"), the TSC is then marked unstable, and perftest's
-            // latencies turn into `inf`. Tell the guest the rate instead.
-            (Accel::Tcg, Some(khz)) => format!(" tsc_early_khz={khz}"),
-            _ => String::new(),
-        };
         c.arg("-append")
-            .arg(format!("{CMDLINE}{tsc} {}", self.extra_cmdline).trim_end());
+            .arg(format!("{CMDLINE} {}", self.extra_cmdline).trim_end());
         c.args(["-netdev", "user,id=n0", "-device"]).arg(format!(
             "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:{:02x}",
             0x56 + self.index
