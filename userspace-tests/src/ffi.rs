@@ -211,6 +211,47 @@ impl CmId {
         nonnull(unsafe { (*self.raw()).verbs }, "cm_id has no device yet")
     }
 
+    /// Waits up to `timeout_ms` for the device context's next asynchronous event and
+    /// acknowledges it: `(event type, QP number for QP events)`, `None` on timeout.
+    pub fn async_event(&self, timeout_ms: i32) -> Result<Option<(u32, u32)>> {
+        let ctx = self.ctx()?;
+        // SAFETY: `ctx` is the live context of this ID.
+        let fd = unsafe { (*ctx).async_fd };
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the duration of the call.
+        let n = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+        if n <= 0 {
+            return Ok(None);
+        }
+        let mut ev = std::mem::MaybeUninit::<ibv_async_event>::zeroed();
+        // SAFETY: `ev` is writable; the fd is readable, so this does not block.
+        check(unsafe { ibv_get_async_event(ctx, ev.as_mut_ptr()) }, "ibv_get_async_event")?;
+        // SAFETY: filled by the successful call above.
+        let mut ev = unsafe { ev.assume_init() };
+        let t = ev.event_type;
+        let qpn = match t {
+            ibv_event_type_IBV_EVENT_QP_FATAL
+            | ibv_event_type_IBV_EVENT_QP_REQ_ERR
+            | ibv_event_type_IBV_EVENT_QP_ACCESS_ERR
+            | ibv_event_type_IBV_EVENT_COMM_EST
+            | ibv_event_type_IBV_EVENT_SQ_DRAINED
+            | ibv_event_type_IBV_EVENT_QP_LAST_WQE_REACHED => {
+                // SAFETY: QP events carry the QP in the union.
+                let qp = unsafe { ev.element.qp };
+                // SAFETY: the QP of an event is live until the event is acknowledged.
+                if qp.is_null() { 0 } else { unsafe { (*qp).qp_num } }
+            }
+            _ => 0,
+        };
+        // SAFETY: acknowledging the event just obtained, once.
+        unsafe { ibv_ack_async_event(&mut ev) };
+        Ok(Some((t, qpn)))
+    }
+
     /// The name of the device the ID is bound to.
     pub fn device_name(&self) -> Result<String> {
         let ctx = self.ctx()?;
@@ -490,6 +531,8 @@ pub const WC_SUCCESS: u32 = ibv_wc_status_IBV_WC_SUCCESS;
 pub const WC_FLUSH: u32 = ibv_wc_status_IBV_WC_WR_FLUSH_ERR;
 /// `IBV_WC_REM_ACCESS_ERR`.
 pub const WC_REM_ACCESS: u32 = ibv_wc_status_IBV_WC_REM_ACCESS_ERR;
+/// `IBV_EVENT_QP_ACCESS_ERR`: the peer refused a remote access (its Terminate).
+pub const EVENT_QP_ACCESS_ERR: u32 = ibv_event_type_IBV_EVENT_QP_ACCESS_ERR;
 /// `IBV_WC_REM_OP_ERR`.
 pub const WC_REM_OP: u32 = ibv_wc_status_IBV_WC_REM_OP_ERR;
 /// `IBV_WC_REM_INV_REQ_ERR`.
@@ -847,6 +890,12 @@ impl Qp {
     fn raw(&self) -> *mut ibv_qp {
         // SAFETY: live ID with a QP.
         unsafe { (*self.0.id.raw()).qp }
+    }
+
+    /// The QP number.
+    pub fn num(&self) -> u32 {
+        // SAFETY: the QP is live while `self` is.
+        unsafe { (*self.raw()).qp_num }
     }
 
     /// The `struct ibv_qp` (for provider extensions such as `rsiwdv.h`), valid while `self` lives.
