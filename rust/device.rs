@@ -2,8 +2,10 @@
 //! Per-device state of an rsiw RNIC: its netdev, addresses and counters.
 
 use crate::{
+    engine::InlineTx,
     ffi::{
         attr::PortState,
+        lock::IrqSpinLock,
         netdev::{NetDevice, ETH_ALEN},
     },
     mem::Mem,
@@ -49,6 +51,9 @@ pub(crate) struct Device {
     /// QPs by number.
     #[pin]
     qps: Slots<Qp>,
+    /// TX work a doorbell's TX run causes on this device (loopback).
+    #[pin]
+    inline_tx: IrqSpinLock<InlineTx>,
 }
 
 /// Takes a slot of `count` if fewer than `max` are taken.
@@ -79,9 +84,15 @@ impl Device {
                 next_key: AtomicU32::new(0),
                 mems <- Slots::new(1, crate::mem::MAX_MR as usize + 1),
                 qps <- Slots::new(1, crate::qp::MAX_QP as usize + 1),
+                inline_tx <- crate::new_irq_spinlock!(InlineTx::new(), "rsiw_inline_tx"),
             }),
             GFP_KERNEL,
         )
+    }
+
+    /// TX work a doorbell's TX run causes on this device (`engine::inline`).
+    pub(crate) fn inline_tx(&self) -> &IrqSpinLock<InlineTx> {
+        &self.inline_tx
     }
 
     /// The netdev the port runs over.

@@ -336,6 +336,15 @@ impl SendQueue {
         }
     }
 
+    /// Some WQE is posted and not yet handed over (a hint: the provider may
+    /// post at any time).
+    fn posted(&self) -> bool {
+        match self {
+            Self::Kernel(k) => k.peek != k.tail,
+            Self::User(u) => u.ring.produced(u.head).is_ok_and(|p| p != u.next),
+        }
+    }
+
     /// The WQE `next` returned now belongs to the engine (or was flushed).
     fn advance(&mut self) {
         match self {
@@ -756,6 +765,20 @@ impl Qp {
         self.flush_posted();
         self.ib.event(QpEvent::Fatal);
         None
+    }
+
+    /// A WQE is posted that [`Self::sq_peek`] would return (a hint for
+    /// batching transmissions; the provider may post at any time).
+    pub(crate) fn sq_posted(&self) -> bool {
+        self.inner.lock().sq.posted()
+    }
+
+    /// TX is scheduled and will look at the SQ: the provider's next posts
+    /// need no doorbell.
+    pub(crate) fn sq_unpark(&self) {
+        if let SendQueue::User(u) = &self.inner.lock().sq {
+            u.ring.unpark();
+        }
     }
 
     /// The WQE [`Self::sq_peek`] returned now belongs to the engine.

@@ -121,6 +121,12 @@ impl Stream {
         self.sock.send(bufs, more, false)
     }
 
+    /// Pushes what sends with `more` left queued in the socket. Process
+    /// context (it takes the socket lock).
+    pub(crate) fn push(&self) {
+        self.sock.push();
+    }
+
     /// Sends page pieces `segs` from byte `skip` on by reference
     /// (`MSG_SPLICE_PAGES`); otherwise as [`Stream::send`].
     pub(crate) fn send_pages(&self, segs: &Segs, skip: usize, more: bool) -> Result<usize> {

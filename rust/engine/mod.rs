@@ -5,14 +5,17 @@
 //! `Documentation/datapath.md` for contexts, locks and error handling.
 
 mod causes;
+mod inline;
 mod local;
 mod ring;
 mod rx;
 mod tx;
 
+pub(crate) use inline::InlineTx;
+
 use crate::{
     cq::WcStatus,
-    ffi::{crc::KernelCrc32c, lock::IrqSpinLock},
+    ffi::{crc::KernelCrc32c, lock::IrqSpinLock, wq},
     mem::Mem,
     proto::{
         atomic::Dialect,
@@ -30,7 +33,7 @@ use kernel::{
     impl_has_work, new_condvar, new_mutex, new_work,
     prelude::*,
     sync::{Arc, CondVar, Mutex},
-    workqueue::{self, Work, WorkItem},
+    workqueue::{Work, WorkItem},
 };
 use local::Local;
 use ring::Ring;
@@ -147,6 +150,9 @@ struct Shared {
     rtr_send: Option<Rtr>,
     /// Someone is handing completions to the QP (keeps them in SQ order).
     reaping: bool,
+    /// TX left an SQ WQE for a free ORD slot or an empty ORQ (fence): the
+    /// next response that frees one must kick it.
+    tx_stalled: bool,
     /// `flush` ran: the QP is in ERROR and flushes its own queues; TX takes
     /// no more WQEs.
     flushed: bool,
@@ -174,6 +180,11 @@ pub(crate) struct Engine {
     stopped: AtomicBool,
     /// TX work items queued or running.
     busy: AtomicU32,
+    /// Spreads the TX work of connections over the CPUs (`ffi::wq`).
+    tx_cpu: u32,
+    /// The last SQ WQE TX took asks for a completion: its poster is likely
+    /// to wait for it (a doorbell then answers a loopback peer inline).
+    waited: AtomicBool,
     #[pin]
     shared: IrqSpinLock<Shared>,
     #[pin]
@@ -189,6 +200,9 @@ pub(crate) struct Engine {
     work: Work<Engine>,
 }
 
+/// The TX CPU hint of the next connection.
+static NEXT_TX_CPU: AtomicU32 = AtomicU32::new(0);
+
 impl_has_work! {
     impl HasWork<Self> for Engine { self.work }
 }
@@ -197,8 +211,12 @@ impl WorkItem for Engine {
     type Pointer = Arc<Engine>;
 
     fn run(this: Arc<Engine>) {
+        let drain = this.begin_inline();
         this.tx_run();
         this.unbusy();
+        if drain {
+            this.drain_inline(true);
+        }
     }
 }
 
@@ -234,6 +252,7 @@ impl Conn {
             rtr_wait: params.rtr.is_some() && !params.initiator,
             rtr_send: if params.initiator { params.rtr } else { None },
             reaping: false,
+            tx_stalled: false,
             flushed: false,
             next_request_id: 1,
         };
@@ -258,6 +277,8 @@ impl Conn {
                 params: Params { ord, ird, ..params },
                 stopped: AtomicBool::new(false),
                 busy: AtomicU32::new(0),
+                tx_cpu: NEXT_TX_CPU.fetch_add(1, Ordering::Relaxed),
+                waited: AtomicBool::new(false),
                 shared <- crate::new_irq_spinlock!(shared, "rsiw_engine_shared"),
                 rx <- crate::new_irq_spinlock!(rx_state, "rsiw_engine_rx"),
                 tx <- new_mutex!(tx_state, "rsiw_engine_tx"),
@@ -333,24 +354,53 @@ impl StreamConsumer for Conn {
 }
 
 impl Engine {
-    /// Queues the TX work unless it is queued already or the engine stopped.
+    /// Queues the TX work unless it is queued already or the engine stopped;
+    /// a kick from a doorbell's own TX run is done by that run instead
+    /// (`inline`).
     fn kick(self: &Arc<Self>) {
         // Count first, then check: `quiesce` sets `stopped` before it waits
         // for the count to reach 0, so no work is queued after it returns.
         self.busy.fetch_add(1, Ordering::SeqCst);
-        if self.stopped.load(Ordering::SeqCst) || workqueue::system().enqueue(self.clone()).is_err() {
+        if self.stopped.load(Ordering::SeqCst) {
+            self.busy.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
+        match self.defer_inline() {
+            inline::Deferred::Taken => {}
+            inline::Deferred::Pending => {
+                self.busy.fetch_sub(1, Ordering::SeqCst);
+            }
+            inline::Deferred::No => self.requeue_kick(),
+        }
+    }
+
+    /// Queues the TX work for a kick that holds a `busy` count.
+    fn requeue_kick(self: &Arc<Self>) {
+        if wq::enqueue_tx(self.clone(), self.tx_cpu).is_err() {
             self.busy.fetch_sub(1, Ordering::SeqCst);
         }
     }
 
-    /// Runs TX in the calling (sleepable process) context. Counted in
-    /// `busy` like the work item, so `quiesce` waits for it as well.
+    /// Runs TX in the calling (sleepable process) context, and the TX that
+    /// this causes on the device (`inline`). Counted in `busy` like the work
+    /// item, so `quiesce` waits for it as well.
     fn tx_direct(self: &Arc<Self>) {
+        if !self.shared.lock().orq.is_empty() {
+            self.qp.sq_unpark();
+            self.kick();
+            return;
+        }
         self.busy.fetch_add(1, Ordering::SeqCst);
+        let drain = self.begin_inline();
         if !self.stopped.load(Ordering::SeqCst) {
             self.tx_run();
         }
         self.unbusy();
+        if drain {
+            // A poster streaming unsignaled WRs is not waiting: leave the
+            // peer's answer to the workqueue, so that further posts batch up.
+            self.drain_inline(self.waited.load(Ordering::Relaxed));
+        }
     }
 
     /// One TX run (work item or direct) ended: wake `quiesce`.

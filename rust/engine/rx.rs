@@ -24,7 +24,7 @@ use kernel::{prelude::*, sync::Arc};
 
 /// Deferred actions one chunk of input can produce at most: one Recv per
 /// untagged FPDU (at least 24 octets: 26 per chunk), plus one Reap, one
-/// Kick and one PeerTerminate (see `Sink::defer`).
+/// Kick, one Resume and one PeerTerminate (see `Sink::defer`).
 const DEFER: usize = 32;
 /// Input octets fed per RX lock hold.
 const CHUNK: usize = DEFER * 20;
@@ -44,6 +44,9 @@ enum Action {
     Reap,
     /// TX has something to do.
     Kick,
+    /// An ORD slot is free and fences may be satisfied: TX goes on if it
+    /// stopped for them (most of the time it did not, and no work is queued).
+    Resume,
     /// The peer sent a Terminate.
     PeerTerminate(TermCause),
 }
@@ -134,7 +137,7 @@ impl Sink<'_> {
         // so one of each per chunk does it all; queuing one per FPDU would
         // overflow `DEFER` on a burst of small responses (17 Atomic
         // Responses of 36 octets fit in one chunk).
-        if matches!(a, Action::Reap | Action::Kick) {
+        if matches!(a, Action::Reap | Action::Kick | Action::Resume) {
             let queued = self.ctx.deferred.get(..self.ctx.n_deferred).unwrap_or(&[]);
             let kind = core::mem::discriminant(&a);
             if queued.iter().flatten().any(|d| core::mem::discriminant(d) == kind) {
@@ -354,8 +357,7 @@ impl Sink<'_> {
             self.eng.finish(seq, status, Some(placed));
         }
         self.defer(Action::Reap)?;
-        // An ORD slot is free and fences may be satisfied.
-        self.defer(Action::Kick)
+        self.defer(Action::Resume)
     }
 
     fn atomic_response_end(&mut self, original: u64) -> Result<(), TermCause> {
@@ -369,7 +371,7 @@ impl Sink<'_> {
         };
         self.eng.finish(seq, status, Some(8));
         self.defer(Action::Reap)?;
-        self.defer(Action::Kick)
+        self.defer(Action::Resume)
     }
 
     /// The last segment of a Send or Immediate Data message passed its CRC.
@@ -584,6 +586,11 @@ impl Engine {
                     }
                 }
                 Some(Action::Kick) => self.kick(),
+                Some(Action::Resume) => {
+                    if core::mem::take(&mut self.shared.lock().tx_stalled) {
+                        self.kick();
+                    }
+                }
                 Some(Action::PeerTerminate(cause)) => self.peer_terminate(cause),
                 None => {}
             }

@@ -31,6 +31,9 @@ use kernel::{
 
 /// Room in the wire buffer beyond MULPDU: length field, PAD, CRC.
 const FRAME_EXTRA: usize = 2 + 3 + 4;
+/// Further room for small FPDUs framed behind the first and handed to the
+/// socket in one call (`Engine::coalesce`).
+const COALESCE_ROOM: usize = 4096;
 
 /// Where a message's payload comes from.
 enum Src {
@@ -121,6 +124,14 @@ pub(super) struct TxState {
     /// Next MSN per untagged queue (RFC 5041 §5.1: starts at 1).
     msn: [u32; 4],
     prefer_inbound: bool,
+    /// When the FPDU in `wire` (a message's last) was framed, another
+    /// message was ready: send it with `MSG_MORE`, so that a burst of small
+    /// messages (Atomic or Read Responses, pipelined requests) leaves in
+    /// full TCP segments instead of one segment and one receive pass each.
+    batch: bool,
+    /// The socket holds octets sent with `MSG_MORE`: push them before TX
+    /// stops.
+    corked: bool,
 }
 
 /// What the TX loop does next.
@@ -137,7 +148,7 @@ impl TxState {
     pub(super) fn new(framer: TxFramer, mulpdu: u16) -> Result<Self> {
         Ok(Self {
             framer,
-            wire: KVVec::from_elem(0u8, usize::from(mulpdu) + FRAME_EXTRA, GFP_KERNEL)?,
+            wire: KVVec::from_elem(0u8, usize::from(mulpdu) + FRAME_EXTRA + COALESCE_ROOM, GFP_KERNEL)?,
             len: 0,
             hlen: 0,
             zc: Segs::new(),
@@ -148,6 +159,8 @@ impl TxState {
             after: Done::Nothing,
             msn: [1; 4],
             prefer_inbound: false,
+            batch: false,
+            corked: false,
         })
     }
 
@@ -252,13 +265,14 @@ impl Engine {
             }
             if tx.sent < tx.fpdu_len() {
                 match self.send_part(&tx) {
-                    Ok(n) if n > 0 => {
+                    Ok((n, more)) if n > 0 => {
                         tx.sent = tx.sent.saturating_add(n).min(tx.fpdu_len());
+                        tx.corked = more;
                         continue;
                     }
                     // Full: `write_space` kicks the work again.
-                    Ok(_) => return,
-                    Err(e) if e == EAGAIN => return,
+                    Ok(_) => return self.uncork(&mut tx),
+                    Err(e) if e == EAGAIN => return self.uncork(&mut tx),
                     Err(_) => {
                         tx.reset();
                         drop(tx);
@@ -278,9 +292,9 @@ impl Engine {
                 return;
             }
             self.message_sent(&mut tx, after);
-            match self.next_fpdu(&mut tx) {
-                Next::Built => {}
-                Next::Idle => return,
+            match self.next_fpdu(&mut tx, false) {
+                Next::Built => self.coalesce(&mut tx),
+                Next::Idle => return self.uncork(&mut tx),
                 Next::Shutdown(abortive) => {
                     tx.reset();
                     drop(tx);
@@ -292,20 +306,38 @@ impl Engine {
     }
 
     /// Sends (some of) the rest of the FPDU in progress: the copied header,
-    /// the zero-copy payload pages, then the copied trailer.
-    fn send_part(&self, tx: &TxState) -> Result<usize> {
+    /// the zero-copy payload pages, then the copied trailer. Returns the
+    /// octets sent and whether they went with `MSG_MORE`.
+    fn send_part(&self, tx: &TxState) -> Result<(usize, bool)> {
         let (s, h, z, l) = (tx.sent, tx.hlen, tx.zc_len, tx.len);
-        // More FPDUs of the same message follow: let TCP batch.
-        let more = tx.cur.is_some();
+        // More FPDUs of the same message, or more messages, follow: let
+        // TCP fill its segments.
+        let more = tx.cur.is_some() || tx.batch;
         if s < h {
             let b = tx.wire.get(s..h).ok_or(EINVAL)?;
-            self.stream.send(&[b], more || h < l)
+            let more = more || h < l;
+            self.stream.send(&[b], more).map(|n| (n, more))
         } else if s - h < z {
-            self.stream.send_pages(&tx.zc, s - h, more || h < l)
+            let more = more || h < l;
+            self.stream.send_pages(&tx.zc, s - h, more).map(|n| (n, more))
         } else {
             let b = tx.wire.get(s - z..l).ok_or(EINVAL)?;
-            self.stream.send(&[b], more)
+            self.stream.send(&[b], more).map(|n| (n, more))
         }
+    }
+
+    /// TX stops: what `MSG_MORE` held back goes out now.
+    fn uncork(&self, tx: &mut TxState) {
+        if core::mem::take(&mut tx.corked) {
+            self.stream.push();
+        }
+    }
+
+    /// Another message could be framed right away: an inbound request to
+    /// answer or a posted SQ WQE (it may still wait for ORD; `uncork`
+    /// covers that).
+    fn work_ready(&self) -> bool {
+        !self.shared.lock().irq.is_empty() || self.qp.sq_posted()
     }
 
     fn shutdown(&self, abortive: bool) {
@@ -341,8 +373,29 @@ impl Engine {
         }
     }
 
-    /// Frames the next FPDU into `tx.wire`.
-    fn next_fpdu(self: &Arc<Self>, tx: &mut TxState) -> Next {
+    /// Frames more single-FPDU messages behind the one in `wire` while the
+    /// next is ready and none of them completes a WQE when sent (Read and
+    /// Atomic Requests and Responses): one socket call, and one segment,
+    /// for a burst of them.
+    fn coalesce(self: &Arc<Self>, tx: &mut TxState) {
+        let fpdu_max = tx.wire.len().saturating_sub(COALESCE_ROOM);
+        while tx.cur.is_none()
+            && tx.batch
+            && tx.zc_len == 0
+            && matches!(tx.after, Done::Nothing)
+            && tx.wire.len().saturating_sub(tx.len) >= fpdu_max
+        {
+            if !matches!(self.next_fpdu(tx, true), Next::Built) {
+                // Idle, or a close that the next turn of the TX loop
+                // handles once these octets are out.
+                break;
+            }
+        }
+    }
+
+    /// Frames the next FPDU into `tx.wire` (behind what is there if
+    /// `append`).
+    fn next_fpdu(self: &Arc<Self>, tx: &mut TxState, append: bool) -> Next {
         loop {
             {
                 let mut s = self.shared.lock();
@@ -366,8 +419,12 @@ impl Engine {
                 return Next::Idle;
             }
             if tx.cur.is_some() {
-                return match self.frame(tx) {
-                    Ok(()) => Next::Built,
+                return match self.frame(tx, append) {
+                    Ok(()) => {
+                        tx.batch = tx.cur.is_none()
+                            && (matches!(tx.after, Done::ThenImm { .. }) || self.work_ready());
+                        Next::Built
+                    }
                     Err(()) => {
                         tx.reset();
                         Next::Shutdown(true)
@@ -495,6 +552,8 @@ impl Engine {
                 if (w.fence && !s.orq.is_empty())
                     || (needs_orq && s.orq.len() >= self.params.ord as usize)
                 {
+                    // RX pops the ORQ under this lock, then sees the flag.
+                    s.tx_stalled = true;
                     return false;
                 }
                 let byte_len = u32::try_from(w.len()).unwrap_or(u32::MAX);
@@ -513,6 +572,7 @@ impl Engine {
                 if s.flushed || s.inflight.push(e).is_err() {
                     return false;
                 }
+                self.waited.store(w.signaled || self.qp.sig_all(), core::sync::atomic::Ordering::Relaxed);
                 self.qp.sq_advance();
                 seq
             };
@@ -643,10 +703,14 @@ impl Engine {
         Ok(true)
     }
 
-    /// Frames the next FPDU of `tx.cur` into `tx.wire`; `Err` if the
-    /// message cannot be framed or its payload cannot be read.
-    fn frame(&self, tx: &mut TxState) -> Result<(), ()> {
-        tx.clear_fpdu();
+    /// Frames the next FPDU of `tx.cur` into `tx.wire` (behind the copied
+    /// octets there if `append`: never zero-copy then); `Err` if the message
+    /// cannot be framed or its payload cannot be read.
+    fn frame(&self, tx: &mut TxState, append: bool) -> Result<(), ()> {
+        if !append {
+            tx.clear_fpdu();
+        }
+        let base = tx.len;
         let TxState {
             framer,
             wire,
@@ -680,10 +744,10 @@ impl Engine {
         let patch_mo = off > 0 && matches!(rest.ddp, Buffer::Untagged { .. });
         // Large messages from pinned user memory go zero-copy; markers
         // would split the payload, and are never sent anyway.
-        let try_zc = *zc_min > 0 && total >= *zc_min && !self.params.markers_tx;
+        let try_zc = !append && *zc_min > 0 && total >= *zc_min && !self.params.markers_tx;
         let crc_on = self.params.crc;
         let mut crc = CRC32C_INIT;
-        let mut pos = 0usize;
+        let mut pos = base;
         for p in f.pieces() {
             let n = p.len();
             let dst = wire.get_mut(pos..pos + n).ok_or(())?;
@@ -712,9 +776,9 @@ impl Engine {
                     continue;
                 }
             }
-            if pos == 0 && patch_mo {
+            if pos == base && patch_mo {
                 // The header is the first piece (no markers are sent).
-                let hdr = wire.get_mut(2..2 + ddp::UNTAGGED_HDR_LEN).ok_or(())?;
+                let hdr = wire.get_mut(base + 2..base + 2 + ddp::UNTAGGED_HDR_LEN).ok_or(())?;
                 ddp::Packet::new_unchecked(hdr).set_mo(off);
             }
             if crc_on {

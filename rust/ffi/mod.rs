@@ -25,4 +25,5 @@ pub(crate) mod sock;
 pub(crate) mod srq;
 pub(crate) mod udata;
 pub(crate) mod umem;
+pub(crate) mod wq;
 pub(crate) mod zc;

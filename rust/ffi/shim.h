@@ -19,6 +19,7 @@
 #include "shim_cm.h"
 #include "shim_uq.h"
 #include "shim_zc.h"
+#include "shim_wq.h"
 
 /* The ib_device container; the core allocates it with ib_alloc_device(). */
 struct rsiw_ibdev {

@@ -225,6 +225,12 @@ int rsiw_shim_sock_send(struct socket *s, const struct rsiw_buf *bufs,
 	return kernel_sendmsg(s, &msg, vec, n, total);
 }
 
+void rsiw_shim_sock_push(struct socket *s)
+{
+	/* Uncorking pushes the queued frames (TCP_NODELAY is set). */
+	tcp_sock_set_cork(s->sk, false);
+}
+
 int rsiw_shim_sock_recv(struct socket *s, void *buf, size_t len)
 {
 	struct kvec vec = { .iov_base = buf, .iov_len = len };

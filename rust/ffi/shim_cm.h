@@ -53,6 +53,7 @@ int rsiw_shim_sock_connect(struct iw_cm_id *id, unsigned int timeout_ms,
 void rsiw_shim_sock_set_timeout(struct socket *s, unsigned int ms);
 int rsiw_shim_sock_send(struct socket *s, const struct rsiw_buf *bufs,
 			size_t n, bool more, bool block);
+void rsiw_shim_sock_push(struct socket *s);
 int rsiw_shim_sock_recv(struct socket *s, void *buf, size_t len);
 void rsiw_shim_sock_shutdown(struct socket *s, bool abortive);
 void rsiw_shim_sock_release(struct socket *s);

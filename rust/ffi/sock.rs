@@ -135,6 +135,12 @@ impl Socket {
         count(rv)
     }
 
+    /// Transmits what sends with `more` (`MSG_MORE`) left queued.
+    pub(crate) fn push(&self) {
+        // SAFETY: `self` is live.
+        unsafe { bindings::rsiw_shim_sock_push(self.ptr.as_ptr()) }
+    }
+
     /// Sends all of `bufs`, blocking up to the send timeout per call.
     pub(crate) fn send_all(&self, bufs: &[&[u8]]) -> Result {
         let total: usize = bufs.iter().map(|b| b.len()).sum();

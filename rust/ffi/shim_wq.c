@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rsiw TX work placement. Each connection's TX work runs on a CPU chosen from
+ * its hint (connections are spread over the online CPUs, as siw spreads its
+ * QPs over per-CPU TX threads), but never on the CPU that queues it while
+ * another is online: the queuing CPU is the one running the poster or the
+ * receive softirq, which would otherwise have to be preempted first. The
+ * high-priority pool lets the TX work run ahead of a busy-polling consumer
+ * on that CPU, as the receive softirq does.
+ */
+#include <linux/cpumask.h>
+#include <linux/smp.h>
+#include <linux/workqueue.h>
+#include "shim.h"
+
+bool rsiw_shim_queue_tx_work(struct work_struct *w, unsigned int hint)
+{
+	unsigned int n = num_online_cpus();
+	unsigned int cpu;
+
+	if (n < 2)
+		return queue_work(system_highpri_wq, w);
+	cpu = cpumask_nth(hint % n, cpu_online_mask);
+	/* A hint only: the CPU may change right after this read. */
+	if (cpu == raw_smp_processor_id())
+		cpu = cpumask_nth((hint + 1) % n, cpu_online_mask);
+	/* CPU hotplug raced with the count: let the workqueue choose. */
+	if (cpu >= nr_cpu_ids)
+		return queue_work(system_highpri_wq, w);
+	return queue_work_on(cpu, system_highpri_wq, w);
+}
