@@ -164,6 +164,18 @@ impl Shared {
         let i = seq.checked_sub(self.base_seq)?;
         self.inflight.get_mut(usize::try_from(i).ok()?)
     }
+
+    /// Records the end of the in-flight WQE `seq` (unless flushed already).
+    fn finish(&mut self, seq: u64, status: WcStatus, byte_len: Option<u32>) {
+        if let Some(e) = self.inflight_mut(seq) {
+            if e.status.is_none() {
+                e.status = Some(status);
+                if let Some(n) = byte_len {
+                    e.byte_len = n;
+                }
+            }
+        }
+    }
 }
 
 /// The engine of one connection. Locks, outermost first: `tx` (TX work
@@ -256,14 +268,17 @@ impl Conn {
             flushed: false,
             next_request_id: 1,
         };
-        let rx_state = rx::RxState::new(RxParser::new(
-            KernelCrc32c,
-            RxConfig {
-                crc: params.crc,
-                markers: params.markers_rx,
-                max_ulpdu: u16::MAX,
-            },
-        ));
+        let rx_state = rx::RxState::new(
+            RxParser::new(
+                KernelCrc32c,
+                RxConfig {
+                    crc: params.crc,
+                    markers: params.markers_rx,
+                    max_ulpdu: u16::MAX,
+                },
+            ),
+            shared.rtr_wait,
+        );
         let tx_state = tx::TxState::new(TxFramer::new(TxConfig {
             crc: params.crc,
             markers: false,
@@ -439,15 +454,7 @@ impl Engine {
 
     /// Records the end of the in-flight WQE `seq` (unless flushed already).
     fn finish(&self, seq: u64, status: WcStatus, byte_len: Option<u32>) {
-        let mut s = self.shared.lock();
-        if let Some(e) = s.inflight_mut(seq) {
-            if e.status.is_none() {
-                e.status = Some(status);
-                if let Some(n) = byte_len {
-                    e.byte_len = n;
-                }
-            }
-        }
+        self.shared.lock().finish(seq, status, byte_len);
     }
 
     /// Hands finished WQEs at the head of the in-flight queue to the QP, in

@@ -95,6 +95,10 @@ pub(super) struct RxCtx {
     n_deferred: usize,
     /// Stop parsing: an error or a Terminate ended the stream.
     dead: bool,
+    /// Responder in peer-to-peer mode before the RTR: RX's own copy of
+    /// `Shared::rtr_wait` (only RX clears it), so that segments after the
+    /// first take no lock to look at it.
+    rtr_wait: bool,
 }
 
 /// The parser and the sink's state.
@@ -104,7 +108,7 @@ pub(super) struct RxState {
 }
 
 impl RxState {
-    pub(super) fn new(parser: RxParser<KernelCrc32c>) -> Self {
+    pub(super) fn new(parser: RxParser<KernelCrc32c>, rtr_wait: bool) -> Self {
         Self {
             parser,
             ctx: RxCtx {
@@ -114,6 +118,7 @@ impl RxState {
                 deferred: core::array::from_fn(|_| None),
                 n_deferred: 0,
                 dead: false,
+                rtr_wait,
             },
         }
     }
@@ -210,8 +215,7 @@ impl Sink<'_> {
             if self.ctx.recv.is_some() {
                 return Err(TermCause::RDMAP_LOCAL_CATASTROPHIC);
             }
-            let rtr_wait = self.eng.shared.lock().rtr_wait;
-            if rtr_wait && h.opcode == Opcode::Send && h.last && h.payload_len == 0 {
+            if self.ctx.rtr_wait && h.opcode == Opcode::Send && h.last && h.payload_len == 0 {
                 // RFC 6581 §5: the RTR is not delivered to the ULP.
                 self.ctx.pending = Pending::RtrSend;
                 self.ctx.seg = Seg::None;
@@ -361,15 +365,20 @@ impl Sink<'_> {
     }
 
     fn atomic_response_end(&mut self, original: u64) -> Result<(), TermCause> {
-        let Some(Outbound::Atomic { seq, result, .. }) = self.eng.shared.lock().orq.pop_front() else {
+        let mut s = self.eng.shared.lock();
+        let Some(Outbound::Atomic { seq, result, .. }) = s.orq.pop_front() else {
             return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
         };
-        // The original value lands in the local buffer in host order.
+        // The original value lands in the local buffer in host order (8
+        // octets into pinned or kernel memory: no sleeping under the lock).
         let status = match result.write(0, &original.to_ne_bytes()) {
             Ok(()) => WcStatus::Success,
             Err(_) => WcStatus::LocProtErr,
         };
-        self.eng.finish(seq, status, Some(8));
+        s.finish(seq, status, Some(8));
+        drop(s);
+        // The buffer's region references go outside the lock.
+        drop(result);
         self.defer(Action::Reap)?;
         self.defer(Action::Resume)
     }
@@ -473,10 +482,9 @@ impl RxSink for Sink<'_> {
             _ => self.commit(pending),
         };
         // RFC 6581: the first message from the initiator opens the responder's TX.
-        let mut s = self.eng.shared.lock();
-        if s.rtr_wait {
-            s.rtr_wait = false;
-            drop(s);
+        if self.ctx.rtr_wait {
+            self.ctx.rtr_wait = false;
+            self.eng.shared.lock().rtr_wait = false;
             self.defer(Action::Kick)?;
         }
         r
