@@ -122,6 +122,16 @@ impl SendOp {
     }
 }
 
+/// A send WQE the engine finished, for [`Qp::sq_complete`].
+#[derive(Clone, Copy)]
+pub(crate) struct SqDone {
+    pub(crate) wr_id: u64,
+    pub(crate) op: SendOp,
+    pub(crate) status: WcStatus,
+    pub(crate) byte_len: u32,
+    pub(crate) signaled: bool,
+}
+
 /// A posted send work request.
 #[derive(Clone)]
 pub(crate) struct SendWqe {
@@ -786,12 +796,19 @@ impl Qp {
         self.inner.lock().sq.advance();
     }
 
-    /// Completes a WQE the engine owned: frees its slot and queues a CQE if
-    /// it was signaled or failed.
-    pub(crate) fn sq_complete(&self, wr_id: u64, op: SendOp, status: WcStatus, byte_len: u32, signaled: bool) {
-        self.inner.lock().sq.release_one();
-        if signaled || self.sig_all || status != WcStatus::Success {
-            self.push_send_cqe(wr_id, op, status, byte_len);
+    /// Completes WQEs the engine owned, oldest first: frees their slots (one
+    /// lock hold) and queues a CQE for each that was signaled or failed.
+    pub(crate) fn sq_complete(&self, done: &[SqDone]) {
+        {
+            let mut inner = self.inner.lock();
+            for _ in done {
+                inner.sq.release_one();
+            }
+        }
+        for d in done {
+            if d.signaled || self.sig_all || d.status != WcStatus::Success {
+                self.push_send_cqe(d.wr_id, d.op, d.status, d.byte_len);
+            }
         }
     }
 

@@ -25,7 +25,7 @@ use crate::{
         terminate::TerminateRepr,
         tx::{TxConfig, TxFramer},
     },
-    qp::{Qp, QpEvent, SendOp, MAX_RD_ATOMIC},
+    qp::{Qp, QpEvent, SendOp, SqDone, MAX_RD_ATOMIC},
     stream::{Stream, StreamConsumer},
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -211,6 +211,9 @@ pub(crate) struct Engine {
     #[pin]
     work: Work<Engine>,
 }
+
+/// Completions handed to the QP per lock hold (`Engine::reap`).
+const REAP_BATCH: usize = 16;
 
 /// The TX CPU hint of the next connection.
 static NEXT_TX_CPU: AtomicU32 = AtomicU32::new(0);
@@ -464,7 +467,17 @@ impl Engine {
         let mut failed = false;
         let mut first = true;
         loop {
-            let e = {
+            // Up to REAP_BATCH at a time: one `shared` and one QP lock hold
+            // for a burst of completions (a response burst finishes many).
+            let mut done = [SqDone {
+                wr_id: 0,
+                op: SendOp::Send,
+                status: WcStatus::Success,
+                byte_len: 0,
+                signaled: false,
+            }; REAP_BATCH];
+            let mut n = 0;
+            {
                 let mut s = self.shared.lock();
                 if first && s.reaping {
                     // The active reaper rechecks the queue before it stops.
@@ -472,19 +485,31 @@ impl Engine {
                 }
                 first = false;
                 s.reaping = true;
-                let done = matches!(s.inflight.front_mut(), Some(Inflight { status: Some(_), .. }));
-                if !done {
+                while n < REAP_BATCH {
+                    if !matches!(s.inflight.front_mut(), Some(Inflight { status: Some(_), .. })) {
+                        break;
+                    }
+                    let Some(e) = s.inflight.pop_front() else { break };
+                    s.base_seq = s.base_seq.wrapping_add(1);
+                    let status = e.status.unwrap_or(WcStatus::WrFlushErr);
+                    failed |= status != WcStatus::Success && status != WcStatus::WrFlushErr;
+                    if let Some(d) = done.get_mut(n) {
+                        *d = SqDone {
+                            wr_id: e.wr_id,
+                            op: e.op,
+                            status,
+                            byte_len: e.byte_len,
+                            signaled: e.signaled,
+                        };
+                    }
+                    n += 1;
+                }
+                if n == 0 {
                     s.reaping = false;
                     return failed;
                 }
-                s.base_seq = s.base_seq.wrapping_add(1);
-                s.inflight.pop_front()
-            };
-            if let Some(e) = e {
-                let status = e.status.unwrap_or(WcStatus::WrFlushErr);
-                failed |= status != WcStatus::Success && status != WcStatus::WrFlushErr;
-                self.qp.sq_complete(e.wr_id, e.op, status, e.byte_len, e.signaled);
             }
+            self.qp.sq_complete(done.get(..n).unwrap_or(&[]));
         }
     }
 
