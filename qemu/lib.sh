@@ -352,12 +352,19 @@ cm_connect() {
 
 # mpa_after KEYHEX: the 8 bytes (flags, Rev, PD_Length, IRD, ORD) after the first MPA
 # key KEYHEX in the capture, as hex.
+# The capture is read while tcpdump still runs: a packet reaches the file only when
+# tcpdump has it from the kernel's capture ring, so wait up to 5 s for the key.
 mpa_after() {
-    tcpdump -Z root -r /tmp/cap.pcap -n -x 2>/dev/null | awk '
-        /^[^ \t]/ { if (h != "") print h; h = ""; next }
-        { for (i = 2; i <= NF; i++) h = h $i }
-        END { if (h != "") print h }' |
-        grep -o "$1[0-9a-f]*" | head -n 1 | cut -c 33-48
+    for _ in 1 2 3 4 5; do
+        v=$(tcpdump -Z root -r /tmp/cap.pcap -n -x 2>/dev/null | awk '
+            /^[^ \t]/ { if (h != "") print h; h = ""; next }
+            { for (i = 2; i <= NF; i++) h = h $i }
+            END { if (h != "") print h }' |
+            grep -o "$1[0-9a-f]*" | head -n 1 | cut -c 33-48)
+        [ -n "$v" ] && break
+        sleep 1
+    done
+    echo "$v"
 }
 REQ=4d504120494420526571204672616d65   # "MPA ID Req Frame"
 REP=4d504120494420526570204672616d65   # "MPA ID Rep Frame"
@@ -372,7 +379,7 @@ cm_siw_up() {
     check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
     dev_up "$T" "${T}0" eth1 || finish
     if [ "$T" = rsiw ]; then
-        tcpdump -Z root -U -i eth1 -n -s 300 -w /tmp/cap.pcap tcp port 7174 > /tmp/td.log 2>&1 &
+        tcpdump -Z root -U --immediate-mode -i eth1 -n -s 300 -w /tmp/cap.pcap tcp port 7174 > /tmp/td.log 2>&1 &
         td=$!
         sleep 2
     fi
