@@ -11,12 +11,10 @@ use kernel::{
 /// the calling CPU if another is online. `Err(w)` if it is queued already.
 pub(crate) fn enqueue_tx<T>(w: Arc<T>, hint: u32) -> Result<(), Arc<T>>
 where
-    T: WorkItem<Pointer = Arc<T>> + HasWork<T>,
+    T: WorkItem<Pointer = Arc<T>> + HasWork<T> + Send + Sync + 'static,
 {
-    // SAFETY: `__enqueue` passes the `work_struct` embedded in `w`, valid for
-    // the call; the shim hands it to `queue_work_on` once and returns its
-    // result, which is false only if the work is pending already, as
-    // `__enqueue` requires. `Engine` work items are `Send` (the function
-    // pointer may run on any CPU).
+    // SAFETY: the shim passes `__enqueue`'s `work_struct` to `queue_work_on`
+    // once and returns its result (false only if already pending); `T` is
+    // `Send` and `'static`, so the work may run on any CPU, at any time.
     unsafe { w.__enqueue(|work| bindings::rsiw_shim_queue_tx_work(work, hint)) }
 }
