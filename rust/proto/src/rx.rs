@@ -382,7 +382,7 @@ impl<C: Crc32c> RxParser<C> {
     }
 
     fn update_crc(&self, f: &mut Fpdu, data: &[u8]) {
-        if self.cfg.crc {
+        if self.cfg.crc && !data.is_empty() {
             f.crc = self.crc.update(f.crc, data);
         }
         f.off = f.off.saturating_add(data.len() as u32);
@@ -433,17 +433,29 @@ impl<C: Crc32c> RxParser<C> {
                 mut buf,
                 mut have,
             } => {
-                let n = wanted(&buf, have).saturating_sub(have).min(input.len());
-                let src = input.get(..n).unwrap_or(&[]);
-                if let Some(dst) = buf.get_mut(have..have + n) {
-                    dst.copy_from_slice(src);
+                // As much of the headers as `input` holds, in one step: each
+                // part read says how long the next is (length field, DDP
+                // control, RDMAP opcode); one CRC call over all of it.
+                let mut used = 0;
+                loop {
+                    let n = wanted(&buf, have)
+                        .saturating_sub(have)
+                        .min(input.len().saturating_sub(used));
+                    if n == 0 {
+                        break;
+                    }
+                    let src = input.get(used..used + n).unwrap_or(&[]);
+                    if let Some(dst) = buf.get_mut(have..have + n) {
+                        dst.copy_from_slice(src);
+                    }
+                    have += n;
+                    used += n;
                 }
-                self.update_crc(&mut f, src);
-                have += n;
+                self.update_crc(&mut f, input.get(..used).unwrap_or(&[]));
                 if have < wanted(&buf, have) {
-                    (State::Header { f, buf, have }, n)
+                    (State::Header { f, buf, have }, used)
                 } else {
-                    (self.header_done(f, buf, have, sink), n)
+                    (self.header_done(f, buf, have, sink), used)
                 }
             }
             State::Payload { mut f, seg, done } => {
@@ -486,10 +498,14 @@ impl<C: Crc32c> RxParser<C> {
                 outcome,
             } => {
                 let n = (pad + fpdu::CRC_LEN - have).min(input.len());
-                for &b in input.get(..n).unwrap_or(&[]) {
-                    if have < pad {
-                        self.update_crc(&mut f, &[b]);
-                    } else if let Some(slot) = crc.get_mut(have - pad) {
+                let bytes = input.get(..n).unwrap_or(&[]);
+                // PAD octets still to come are covered by the CRC (one call).
+                let pad_n = pad.saturating_sub(have).min(n);
+                self.update_crc(&mut f, bytes.get(..pad_n).unwrap_or(&[]));
+                have += pad_n;
+                // Then the CRC octets (`have >= pad` once any is here).
+                for &b in bytes.get(pad_n..).unwrap_or(&[]) {
+                    if let Some(slot) = crc.get_mut(have.saturating_sub(pad)) {
                         *slot = b;
                     }
                     have += 1;
