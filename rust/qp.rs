@@ -792,8 +792,12 @@ impl Qp {
     }
 
     /// The WQE [`Self::sq_peek`] returned now belongs to the engine.
-    pub(crate) fn sq_advance(&self) {
-        self.inner.lock().sq.advance();
+    /// Returns whether another WQE is posted behind it (the hint of
+    /// [`Self::sq_posted`], from the same lock hold).
+    pub(crate) fn sq_advance(&self) -> bool {
+        let mut inner = self.inner.lock();
+        inner.sq.advance();
+        inner.sq.posted()
     }
 
     /// Completes WQEs the engine owned, oldest first: frees their slots (one

@@ -80,8 +80,8 @@ enum Pending {
         request_id: u32,
     },
     Terminate(TermCause),
-    /// An Atomic Response carrying the original remote value.
-    AtomicResponse(u64),
+    /// An Atomic Response: the request it answers and the original value.
+    AtomicResponse { request_id: u32, original: u64 },
     /// The zero-length Send a peer-to-peer initiator sends as its RTR.
     RtrSend,
 }
@@ -264,7 +264,6 @@ impl Sink<'_> {
         let RdmapHeader::ReadRequest(r) = h.rdmap else {
             return Err(TermCause::RDMAP_UNSPECIFIED);
         };
-        self.irq_room()?;
         let src = if r.size == 0 {
             None
         } else {
@@ -289,20 +288,10 @@ impl Sink<'_> {
         Ok(())
     }
 
-    /// RFC 5040 §6.5 / RFC 7306 §5.2: at most IRD inbound requests.
-    fn irq_room(&self) -> Result<(), TermCause> {
-        let s = self.eng.shared.lock();
-        if s.irq.len() >= self.eng.params.ird as usize {
-            return Err(TermCause::DDP_MSN_NO_BUFFER);
-        }
-        Ok(())
-    }
-
     fn atomic_request(&mut self, h: &HeaderInfo) -> Result<(), TermCause> {
         let RdmapHeader::AtomicRequest(a) = h.rdmap else {
             return Err(TermCause::RDMAP_UNSPECIFIED);
         };
-        self.irq_room()?;
         let mem = self.eng.qp.dev().mem_lookup(a.stag).ok_or(TermCause::RDMAP_INVALID_STAG)?;
         mem.check(self.pd(), Access::REMOTE_ATOMIC, a.to, 8)
             .map_err(causes::remote)?;
@@ -325,15 +314,12 @@ impl Sink<'_> {
         let RdmapHeader::AtomicResponse(r) = h.rdmap else {
             return Err(TermCause::RDMAP_UNSPECIFIED);
         };
-        let mut s = self.eng.shared.lock();
-        match s.orq.front_mut() {
-            Some(Outbound::Atomic { request_id, .. }) if *request_id == r.request_id => {
-                self.ctx.pending = Pending::AtomicResponse(r.original);
-                Ok(())
-            }
-            // RFC 7306 §5.2.2: a response must match the oldest request.
-            _ => Err(TermCause::RDMAP_UNEXPECTED_OPCODE),
-        }
+        // Matched against the ORQ once the CRC passed (`atomic_response_end`).
+        self.ctx.pending = Pending::AtomicResponse {
+            request_id: r.request_id,
+            original: r.original,
+        };
+        Ok(())
     }
 
     /// A Read Response segment passed its CRC.
@@ -364,8 +350,14 @@ impl Sink<'_> {
         self.defer(Action::Resume)
     }
 
-    fn atomic_response_end(&mut self, original: u64) -> Result<(), TermCause> {
+    /// An Atomic Response passed its CRC: it completes the oldest
+    /// outstanding request, which must be the Atomic it names (RFC 7306
+    /// §5.2.2 rule 7); one `shared` lock hold.
+    fn atomic_response_end(&mut self, request_id: u32, original: u64) -> Result<(), TermCause> {
         let mut s = self.eng.shared.lock();
+        if !matches!(s.orq.front_mut(), Some(Outbound::Atomic { request_id: id, .. }) if *id == request_id) {
+            return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
+        }
         let Some(Outbound::Atomic { seq, result, .. }) = s.orq.pop_front() else {
             return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
         };
@@ -496,12 +488,17 @@ impl Sink<'_> {
     fn commit(&mut self, pending: Pending) -> Result<(), TermCause> {
         match pending {
             Pending::Read(req) => {
-                self.eng
-                    .shared
-                    .lock()
-                    .irq
-                    .push(req)
-                    .map_err(|_| TermCause::DDP_MSN_NO_BUFFER)?;
+                let pushed = {
+                    let mut s = self.eng.shared.lock();
+                    // RFC 5040 §6.5: at most IRD inbound requests.
+                    if s.irq.len() >= self.eng.params.ird as usize {
+                        Err(req)
+                    } else {
+                        s.irq.push(req)
+                    }
+                };
+                // A refused request's region reference drops outside the lock.
+                pushed.map_err(|_| TermCause::DDP_MSN_NO_BUFFER)?;
                 self.defer(Action::Kick)
             }
             Pending::Atomic {
@@ -510,23 +507,32 @@ impl Sink<'_> {
                 op,
                 request_id,
             } => {
-                // RFC 7306 §5.3: atomic against every other access to the word.
-                let original = mem
-                    .atomic64(to, &|old| op.apply(old).new)
-                    .map_err(|_| TermCause::RDMAP_CATASTROPHIC_STREAM)?;
-                self.eng
-                    .shared
-                    .lock()
-                    .irq
-                    .push(Inbound::AtomicResponse { request_id, original })
-                    .map_err(|_| TermCause::DDP_MSN_NO_BUFFER)?;
+                {
+                    let mut s = self.eng.shared.lock();
+                    // RFC 7306 §5.2.2 rule 4: at most IRD inbound Reads and
+                    // Atomics; a request beyond it leaves memory untouched.
+                    if s.irq.len() >= self.eng.params.ird as usize {
+                        return Err(TermCause::DDP_MSN_NO_BUFFER);
+                    }
+                    // RFC 7306 §5.3: atomic against every other access to
+                    // the word (a 64-bit cmpxchg; no sleep under the lock).
+                    let original = mem
+                        .atomic64(to, &|old| op.apply(old).new)
+                        .map_err(|_| TermCause::RDMAP_CATASTROPHIC_STREAM)?;
+                    // Cannot fail: checked for room above, in the same hold.
+                    s.irq
+                        .push(Inbound::AtomicResponse { request_id, original })
+                        .map_err(|_| TermCause::DDP_MSN_NO_BUFFER)?;
+                }
+                // The region reference drops outside the lock.
+                drop(mem);
                 self.defer(Action::Kick)
             }
             Pending::Terminate(cause) => {
                 self.ctx.dead = true;
                 self.defer(Action::PeerTerminate(cause))
             }
-            Pending::AtomicResponse(original) => self.atomic_response_end(original),
+            Pending::AtomicResponse { request_id, original } => self.atomic_response_end(request_id, original),
             Pending::RtrSend | Pending::None => Ok(()),
         }
     }

@@ -23,6 +23,7 @@ use crate::{
     },
     qp::{SendOp, SendWqe, MAX_INLINE},
 };
+use core::sync::atomic::Ordering;
 use kernel::{
     alloc::KVVec,
     prelude::*,
@@ -132,6 +133,34 @@ pub(super) struct TxState {
     /// The socket holds octets sent with `MSG_MORE`: push them before TX
     /// stops.
     corked: bool,
+}
+
+/// What `Engine::step` found.
+enum Step {
+    /// Nothing may be sent now.
+    Idle,
+    /// Close the stream (abortively if true).
+    Shutdown(bool),
+    /// Go on with the message in progress.
+    Go,
+    /// Send this Terminate.
+    Terminate(TerminateRepr),
+    /// Send the RTR.
+    Rtr(Rtr),
+    /// Answer this inbound request; `more_irq`: another one waits.
+    Inbound { req: Inbound, more_irq: bool },
+    /// Look at the SQ, then (if `inbound_after`) at inbound requests.
+    Sq { inbound_after: bool },
+}
+
+/// The ORQ entry an SQ WQE needs, prepared before the `shared` lock hold
+/// that hands the WQE over.
+enum OrqEntry {
+    No,
+    /// A Read whose sink buffer was checked (or the error it gets).
+    Read(Result<(), WcStatus>),
+    /// An Atomic and its result buffer (or the error it gets).
+    Atomic(Result<Local, WcStatus>),
 }
 
 /// What the TX loop does next.
@@ -397,32 +426,52 @@ impl Engine {
     /// `append`).
     fn next_fpdu(self: &Arc<Self>, tx: &mut TxState, append: bool) -> Next {
         loop {
-            {
-                let mut s = self.shared.lock();
-                match &mut s.phase {
-                    Phase::Closed => return Next::Idle,
-                    Phase::Closing { abortive: true, .. } => return Next::Shutdown(true),
-                    Phase::Closing { terminate, .. } => {
-                        if let Some(t) = terminate.take() {
-                            drop(s);
-                            // The message in progress is abandoned: the
-                            // Terminate ends the stream (RFC 5040 §5.3).
-                            tx.cur = Some(terminate_msg(tx, t));
-                        } else if tx.cur.is_none() {
-                            return Next::Shutdown(false);
-                        }
-                    }
-                    Phase::Running => {}
+            // Whether another message is ready behind the one picked, learnt
+            // in the lock holds that picked it (`None`: ask `work_ready`).
+            let mut more = None;
+            match self.step(tx) {
+                Step::Idle => return Next::Idle,
+                Step::Shutdown(abortive) => return Next::Shutdown(abortive),
+                Step::Go => {}
+                Step::Terminate(t) => {
+                    // The message in progress is abandoned: the Terminate
+                    // ends the stream (RFC 5040 §5.3).
+                    tx.cur = Some(terminate_msg(tx, t));
                 }
-            }
-            if tx.cur.is_none() && !self.pick(tx) {
-                return Next::Idle;
+                Step::Rtr(rtr) => {
+                    if !self.rtr(tx, rtr) {
+                        return Next::Idle;
+                    }
+                }
+                Step::Inbound { req, more_irq } => {
+                    self.start_inbound(tx, req);
+                    more = Some(more_irq || self.qp.sq_posted());
+                }
+                Step::Sq { inbound_after } => {
+                    if let Some(m) = self.pick_sq(tx) {
+                        more = Some(m);
+                    } else if !inbound_after {
+                        return Next::Idle;
+                    } else {
+                        let (req, more_irq) = {
+                            let mut s = self.shared.lock();
+                            let req = s.irq.pop_front();
+                            (req, !s.irq.is_empty())
+                        };
+                        let Some(req) = req else {
+                            return Next::Idle;
+                        };
+                        self.start_inbound(tx, req);
+                        more = Some(more_irq || self.qp.sq_posted());
+                    }
+                }
             }
             if tx.cur.is_some() {
                 return match self.frame(tx, append) {
                     Ok(()) => {
                         tx.batch = tx.cur.is_none()
-                            && (matches!(tx.after, Done::ThenImm { .. }) || self.work_ready());
+                            && (matches!(tx.after, Done::ThenImm { .. })
+                                || more.unwrap_or_else(|| self.work_ready()));
                         Next::Built
                     }
                     Err(()) => {
@@ -434,25 +483,44 @@ impl Engine {
         }
     }
 
-    /// Chooses the next message: the RTR, then inbound responses and SQ
-    /// WQEs in turn. Returns false if there is nothing to send.
-    fn pick(self: &Arc<Self>, tx: &mut TxState) -> bool {
-        let rtr = {
-            let mut s = self.shared.lock();
-            if s.rtr_wait {
-                return false;
+    /// One `shared` lock hold: what the connection's phase asks for, and,
+    /// with no message in progress, the RTR or the inbound request whose
+    /// turn it is (inbound responses and SQ WQEs alternate).
+    fn step(&self, tx: &mut TxState) -> Step {
+        let mut s = self.shared.lock();
+        match &mut s.phase {
+            Phase::Closed => return Step::Idle,
+            Phase::Closing { abortive: true, .. } => return Step::Shutdown(true),
+            Phase::Closing { terminate, .. } => {
+                if let Some(t) = terminate.take() {
+                    return Step::Terminate(t);
+                }
+                if tx.cur.is_none() {
+                    return Step::Shutdown(false);
+                }
             }
-            s.rtr_send.take()
-        };
-        if let Some(rtr) = rtr {
-            return self.rtr(tx, rtr);
+            Phase::Running => {}
+        }
+        if tx.cur.is_some() {
+            return Step::Go;
+        }
+        if s.rtr_wait {
+            return Step::Idle;
+        }
+        if let Some(rtr) = s.rtr_send.take() {
+            return Step::Rtr(rtr);
         }
         tx.prefer_inbound = !tx.prefer_inbound;
         if tx.prefer_inbound {
-            self.pick_inbound(tx) || self.pick_sq(tx)
-        } else {
-            self.pick_sq(tx) || self.pick_inbound(tx)
+            if let Some(req) = s.irq.pop_front() {
+                return Step::Inbound {
+                    req,
+                    more_irq: !s.irq.is_empty(),
+                };
+            }
+            return Step::Sq { inbound_after: false };
         }
+        Step::Sq { inbound_after: true }
     }
 
     /// RFC 6581 §5: the initiator's zero-length RTR message.
@@ -491,11 +559,8 @@ impl Engine {
         true
     }
 
-    /// The oldest inbound request becomes a Read Response or Atomic Response.
-    fn pick_inbound(&self, tx: &mut TxState) -> bool {
-        let Some(req) = self.shared.lock().irq.pop_front() else {
-            return false;
-        };
+    /// An inbound request becomes a Read Response or Atomic Response.
+    fn start_inbound(&self, tx: &mut TxState, req: Inbound) {
         let msg = match req {
             Inbound::Read {
                 sink_stag,
@@ -526,26 +591,30 @@ impl Engine {
             },
         };
         tx.cur = Some(msg);
-        true
     }
 
     /// Takes the next SQ WQE if its ordering rules allow; local operations
-    /// run at once. Returns true if a message was set up.
-    fn pick_sq(self: &Arc<Self>, tx: &mut TxState) -> bool {
+    /// run at once. Returns `None` if no message was set up, otherwise
+    /// whether another message is ready behind it.
+    ///
+    /// A Read or Atomic is handed over and entered in the ORQ in one
+    /// `shared` lock hold; its local buffer is resolved before.
+    fn pick_sq(self: &Arc<Self>, tx: &mut TxState) -> Option<bool> {
         loop {
-            let Some(w) = self.qp.sq_peek() else {
-                return false;
+            let w = self.qp.sq_peek()?;
+            let mut orq = match w.op {
+                SendOp::Read | SendOp::ReadInv => OrqEntry::Read(self.read_sink(&w)),
+                SendOp::CmpSwap | SendOp::FetchAdd | SendOp::MaskedCmpSwap | SendOp::MaskedFetchAdd => {
+                    OrqEntry::Atomic(self.atomic_result(&w))
+                }
+                _ => OrqEntry::No,
             };
-            let needs_orq = matches!(
-                w.op,
-                SendOp::Read
-                    | SendOp::ReadInv
-                    | SendOp::CmpSwap
-                    | SendOp::FetchAdd
-                    | SendOp::MaskedCmpSwap
-                    | SendOp::MaskedFetchAdd
-            );
-            let seq = {
+            let needs_orq = !matches!(orq, OrqEntry::No);
+            let mut refused = None;
+            // An entry the ORQ did not take: dropped (with its region
+            // references) outside the lock.
+            let mut unqueued = None;
+            let (seq, more, request_id) = {
                 let mut s = self.shared.lock();
                 // Fence: wait for outstanding Reads and Atomics. ORD bounds
                 // the requests in flight (RFC 5040 §6.5, RFC 7306 §5.2).
@@ -554,7 +623,10 @@ impl Engine {
                 {
                     // RX pops the ORQ under this lock, then sees the flag.
                     s.tx_stalled = true;
-                    return false;
+                    drop(s);
+                    // Region references go outside the lock.
+                    drop(orq);
+                    return None;
                 }
                 let byte_len = u32::try_from(w.len()).unwrap_or(u32::MAX);
                 let seq = s.base_seq.wrapping_add(s.inflight.len() as u64);
@@ -570,28 +642,94 @@ impl Engine {
                 // is still at the ring's peek position, so advancing here
                 // hands over exactly that WQE and nothing is completed twice.
                 if s.flushed || s.inflight.push(e).is_err() {
-                    return false;
+                    drop(s);
+                    drop(orq);
+                    return None;
                 }
-                self.waited.store(w.signaled || self.qp.sig_all(), core::sync::atomic::Ordering::Relaxed);
-                self.qp.sq_advance();
-                seq
+                let mut request_id = 0;
+                match core::mem::replace(&mut orq, OrqEntry::No) {
+                    OrqEntry::No => {}
+                    OrqEntry::Read(Err(st)) | OrqEntry::Atomic(Err(st)) => refused = Some(st),
+                    OrqEntry::Read(Ok(())) => {
+                        let (stag, to) = w.sges().first().map_or((0, 0), |g| (g.lkey, g.addr));
+                        let pushed = s.orq.push(Outbound::Read {
+                            seq: Some(seq),
+                            sink_stag: stag,
+                            sink_to: to,
+                            size: byte_len,
+                            placed: 0,
+                            inv: (w.op == SendOp::ReadInv).then_some(w.inv_rkey),
+                        });
+                        if pushed.is_err() {
+                            refused = Some(WcStatus::LocQpOpErr);
+                        }
+                    }
+                    OrqEntry::Atomic(Ok(result)) => {
+                        request_id = s.next_request_id;
+                        s.next_request_id = request_id.wrapping_add(1);
+                        let pushed = s.orq.push(Outbound::Atomic {
+                            seq,
+                            request_id,
+                            result,
+                        });
+                        if let Err(back) = pushed {
+                            unqueued = Some(back);
+                            refused = Some(WcStatus::LocQpOpErr);
+                        }
+                    }
+                }
+                self.waited.store(w.signaled || self.qp.sig_all(), Ordering::Relaxed);
+                let more = self.qp.sq_advance() || !s.irq.is_empty();
+                (seq, more, request_id)
             };
-            match self.start_wqe(tx, &w, seq) {
-                Ok(true) => return true,
+            drop(unqueued);
+            let started = match refused {
+                Some(st) => Err(st),
+                None => self.start_wqe(tx, &w, seq, request_id),
+            };
+            match started {
+                Ok(true) => return Some(more),
                 Ok(false) => {}
                 Err(status) => {
                     self.finish(seq, status, None);
                     self.reap();
                     self.fail(None);
-                    return false;
+                    return None;
                 }
             }
         }
     }
 
-    /// Sets up the message of WQE `w` (in-flight `seq`); `Ok(false)` for a
-    /// local operation that is done already.
-    fn start_wqe(self: &Arc<Self>, tx: &mut TxState, w: &SendWqe, seq: u64) -> Result<bool, WcStatus> {
+    /// A Read's local sink: one buffer (the Read Request names a single
+    /// STag), writable by us.
+    fn read_sink(&self, w: &SendWqe) -> Result<(), WcStatus> {
+        if w.sges().len() > 1 {
+            return Err(WcStatus::LocQpOpErr);
+        }
+        Local::resolve(self.qp.dev(), self.qp.pd(), w.sges(), Access::LOCAL_WRITE)
+            .map(drop)
+            .map_err(|_| WcStatus::LocProtErr)
+    }
+
+    /// An Atomic's local result buffer: 8 octets we may write.
+    fn atomic_result(&self, w: &SendWqe) -> Result<Local, WcStatus> {
+        let result = Local::resolve(self.qp.dev(), self.qp.pd(), w.sges(), Access::LOCAL_WRITE)
+            .map_err(|_| WcStatus::LocProtErr)?;
+        if result.total() < 8 {
+            return Err(WcStatus::LocLenErr);
+        }
+        Ok(result)
+    }
+
+    /// Sets up the message of WQE `w` (in-flight `seq`; an Atomic's
+    /// `request_id`); `Ok(false)` for a local operation that is done already.
+    fn start_wqe(
+        self: &Arc<Self>,
+        tx: &mut TxState,
+        w: &SendWqe,
+        seq: u64,
+        request_id: u32,
+    ) -> Result<bool, WcStatus> {
         let len = u32::try_from(w.len()).map_err(|_| WcStatus::LocLenErr)?;
         let resolve = |need: Access| {
             Local::resolve(self.qp.dev(), self.qp.pd(), w.sges(), need).map_err(|_| WcStatus::LocProtErr)
@@ -634,26 +772,8 @@ impl Engine {
                 (tmpl, src, done)
             }
             SendOp::Read | SendOp::ReadInv => {
-                // One sink buffer: the Read Request names a single STag.
-                if w.sges().len() > 1 {
-                    return Err(WcStatus::LocQpOpErr);
-                }
-                let sink = resolve(Access::LOCAL_WRITE)?;
-                drop(sink);
+                // `pick_sq` checked the sink and entered it in the ORQ.
                 let (stag, to) = w.sges().first().map_or((0, 0), |s| (s.lkey, s.addr));
-                let inv = (w.op == SendOp::ReadInv).then_some(w.inv_rkey);
-                self.shared
-                    .lock()
-                    .orq
-                    .push(Outbound::Read {
-                        seq: Some(seq),
-                        sink_stag: stag,
-                        sink_to: to,
-                        size: len,
-                        placed: 0,
-                        inv,
-                    })
-                    .map_err(|_| WcStatus::LocQpOpErr)?;
                 let req = ReadRequest {
                     sink_stag: stag,
                     sink_to: to,
@@ -665,24 +785,8 @@ impl Engine {
                 (tmpl, Src::None, Done::Nothing)
             }
             SendOp::CmpSwap | SendOp::FetchAdd | SendOp::MaskedCmpSwap | SendOp::MaskedFetchAdd => {
-                let result = resolve(Access::LOCAL_WRITE)?;
-                if result.total() < 8 {
-                    return Err(WcStatus::LocLenErr);
-                }
+                // `pick_sq` entered it in the ORQ under `request_id`.
                 let (opcode, fields) = atomic_fields(w);
-                let request_id = {
-                    let mut s = self.shared.lock();
-                    let id = s.next_request_id;
-                    s.next_request_id = id.wrapping_add(1);
-                    s.orq
-                        .push(Outbound::Atomic {
-                            seq,
-                            request_id: id,
-                            result,
-                        })
-                        .map_err(|_| WcStatus::LocQpOpErr)?;
-                    id
-                };
                 let req = AtomicRequest {
                     opcode,
                     request_id,
@@ -747,6 +851,10 @@ impl Engine {
         let try_zc = !append && *zc_min > 0 && total >= *zc_min && !self.params.markers_tx;
         let crc_on = self.params.crc;
         let mut crc = CRC32C_INIT;
+        // Copied octets from here on are not in `crc` yet: the CRC runs over
+        // them in one call where they end (the trailer or a zero-copy part),
+        // not once per piece.
+        let mut crc_from = base;
         let mut pos = base;
         for p in f.pieces() {
             let n = p.len();
@@ -758,8 +866,10 @@ impl Engine {
                     let at = off.checked_add(u32::try_from(r.start).map_err(|_| ())?).ok_or(())?;
                     if try_zc && n > 0 && matches!(msg.src.user_pages(at, n, segs), Ok(true)) {
                         if crc_on {
+                            crc = KernelCrc32c.update(crc, wire.get(crc_from..pos).ok_or(())?);
                             crc = segs.iter().fold(crc, |c, s| s.crc32c(c));
                         }
+                        crc_from = pos;
                         // The payload is not in `wire`: what follows is
                         // the trailer, sent after the pages.
                         *hlen = pos;
@@ -770,8 +880,11 @@ impl Engine {
                     msg.src.read(at, dst).map_err(|_| ())?;
                 }
                 Piece::Crc => {
+                    if crc_on {
+                        crc = KernelCrc32c.update(crc, wire.get(crc_from..pos).ok_or(())?);
+                    }
                     let v = if crc_on { crc32c_finish(crc) } else { 0 };
-                    dst.copy_from_slice(&v.to_le_bytes());
+                    wire.get_mut(pos..pos + n).ok_or(())?.copy_from_slice(&v.to_le_bytes());
                     pos += n;
                     continue;
                 }
@@ -780,9 +893,6 @@ impl Engine {
                 // The header is the first piece (no markers are sent).
                 let hdr = wire.get_mut(base + 2..base + 2 + ddp::UNTAGGED_HDR_LEN).ok_or(())?;
                 ddp::Packet::new_unchecked(hdr).set_mo(off);
-            }
-            if crc_on {
-                crc = KernelCrc32c.update(crc, wire.get(pos..pos + n).ok_or(())?);
             }
             pos += n;
         }
