@@ -5,7 +5,8 @@
 # (siw and rsiw, both ends in this VM on eth0), each under a system-wide `perf record`
 # (cpu-clock sampling: TCG has no PMU), then the flat profile by symbol and by object.
 # Run with `cargo xtask vm --flavour perf --script qemu/profile.sh` (the perf image
-# carries perf when the host has Debian's linux-perf).
+# carries perf when the host has Debian's linux-perf); PROFILE_SET below picks the runs
+# (the script reads it inside the VM: `PROFILE_SET=atomic` as the first line of a copy).
 . /rsiw/lib.sh
 setup_net
 command -v perf > /dev/null || { skip "profile" "no perf in the image (install linux-perf on the host)"; finish; }
@@ -21,7 +22,7 @@ report() {
     perf report -i "$1" --stdio --no-children --sort dso 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 8
     echo "-- by symbol (idle: $(perf report -i "$1" --stdio --no-children --sort sym 2>/dev/null | awk '/safe_halt|default_idle/ { print $1 }'))"
     perf report -i "$1" --stdio --no-children --sort dso,sym 2>/dev/null | grep -v '^#' | grep -v '^$' |
-        grep -v -e safe_halt -e default_idle | head -n 25
+        grep -v -e safe_halt -e default_idle | head -n "${PROFILE_TOP:-25}"
 }
 
 # profiled DEV TEST SIZE ITERS OPTS…: run TEST under a system-wide perf record and
@@ -49,12 +50,25 @@ profiled() {
     rm -f "$data"
 }
 
-for T in siw rsiw; do
-    dev_up "$T" ${T}0 eth0 || continue
-    # Long enough that the transfer, not the setup, fills the profile.
-    if [ $T = siw ]; then bw=${PROFILE_BW_ITERS_SIW:-30000}; else bw=${PROFILE_BW_ITERS:-8000}; fi
-    profiled ${T}0 ib_write_bw 65536 "$bw" -R --report_gbits
-    profiled ${T}0 ib_send_lat 8 "${PROFILE_LAT_ITERS:-5000}" -R
-    dev_down "$T" ${T}0
-done
+# PROFILE_SET=bw (default): Write bandwidth and Send latency, siw and rsiw;
+# PROFILE_SET=atomic: ib_atomic_bw FETCH_AND_ADD, rxe and rsiw (siw has no atomics).
+case ${PROFILE_SET:-bw} in
+atomic)
+    for T in ${PROFILE_DEVS:-rxe rsiw}; do
+        dev_up "$T" ${T}0 eth0 || continue
+        profiled ${T}0 ib_atomic_bw 8 "${PROFILE_ATOMIC_ITERS:-5000}" -R -A FETCH_AND_ADD
+        dev_down "$T" ${T}0
+    done
+    ;;
+*)
+    for T in siw rsiw; do
+        dev_up "$T" ${T}0 eth0 || continue
+        # Long enough that the transfer, not the setup, fills the profile.
+        if [ $T = siw ]; then bw=${PROFILE_BW_ITERS_SIW:-30000}; else bw=${PROFILE_BW_ITERS:-8000}; fi
+        profiled ${T}0 ib_write_bw 65536 "$bw" -R --report_gbits
+        profiled ${T}0 ib_send_lat 8 "${PROFILE_LAT_ITERS:-5000}" -R
+        dev_down "$T" ${T}0
+    done
+    ;;
+esac
 finish
