@@ -122,6 +122,24 @@ impl RingMem {
         if end > self.len || offset % core::mem::align_of::<T>() != 0 {
             return None;
         }
+        if size_of::<T>() % 8 == 0 && offset % 8 == 0 {
+            let mut out = core::mem::MaybeUninit::<T>::uninit();
+            let words = size_of::<T>() / 8;
+            // SAFETY: in bounds (checked) and 8-aligned (`vaddr` is page-aligned,
+            // `offset % 8 == 0`): `words` volatile 8-byte loads, each taken once
+            // (userspace may be writing them), into the `words` 8-byte slots of
+            // `out` (any alignment: unaligned stores). Every byte of `out` is then
+            // written and any bit pattern is a valid `T` (`FromBytes`). A whole
+            // volatile `T` would be copied one byte at a time.
+            unsafe {
+                let src = self.vaddr.as_ptr().add(offset).cast::<u64>();
+                let dst = out.as_mut_ptr().cast::<u64>();
+                for i in 0..words {
+                    dst.add(i).write_unaligned(src.add(i).read_volatile());
+                }
+                return Some(out.assume_init());
+            }
+        }
         // SAFETY: in bounds and aligned (checked); any bit pattern is a valid
         // `T` (`FromBytes`); a volatile copy never assumes the bytes stay put.
         Some(unsafe { core::ptr::read_volatile(self.vaddr.as_ptr().add(offset).cast::<T>()) })
@@ -134,6 +152,21 @@ impl RingMem {
         };
         if end > self.len || offset % core::mem::align_of::<T>() != 0 {
             return false;
+        }
+        if size_of::<T>() % 8 == 0 && offset % 8 == 0 {
+            let src = (v as *const T).cast::<u64>();
+            // SAFETY: in bounds (checked) and 8-aligned (page-aligned `vaddr`,
+            // `offset % 8 == 0`); `v` is `size_of::<T>()` initialised bytes
+            // (`AsBytes`: no padding), read as unaligned words; the memory is ours
+            // to write and userspace reads it only after the producer index says
+            // so. Word stores: a whole volatile `T` would go one byte at a time.
+            unsafe {
+                let dst = self.vaddr.as_ptr().add(offset).cast::<u64>();
+                for i in 0..size_of::<T>() / 8 {
+                    dst.add(i).write_volatile(src.add(i).read_unaligned());
+                }
+            }
+            return true;
         }
         // SAFETY: in bounds and aligned (checked); the memory is ours to write
         // and userspace reads it only after the producer index says so.
