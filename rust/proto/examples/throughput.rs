@@ -4,7 +4,9 @@
 //!
 //! Run with `cargo run --release -p rsiw-proto --example throughput [SECONDS]`
 //! (SECONDS per measurement, default 1). Results are MB/s (10^6 bytes/s) of wire
-//! octets: MPA length fields, headers, PAD, CRC and Markers included.
+//! octets: MPA length fields, headers, PAD, CRC and Markers included; for streams
+//! of small messages (Atomic Requests and Responses, RFC 7306 §5.2) also millions
+//! of FPDUs per second, the per-message cost of the parser.
 
 pub use rsiw_proto::*;
 
@@ -101,6 +103,42 @@ fn writes(crc: bool, markers: bool) -> Vec<u8> {
     b.out
 }
 
+/// 4096 FetchAdd Atomic Requests (QN 1, RFC 7306 §5.2.1), one FPDU each.
+fn atomic_requests(crc: bool, markers: bool) -> Vec<u8> {
+    let mut b = StreamBuilder::new(crc, markers);
+    let mut body = [0u8; rdmap::AtomicRequest::LEN];
+    for id in 0..4096u32 {
+        rdmap::AtomicRequest {
+            opcode: atomic::AOpCode::FetchAdd,
+            request_id: id,
+            stag: 0x1234_5600,
+            to: 8 * u64::from(id),
+            fields: atomic::AtomicFields::fetch_add(1),
+        }
+        .emit(&mut body);
+        b.untagged(rdmap::Opcode::AtomicRequest, true, 0, 0, &body);
+    }
+    b.out
+}
+
+/// 4096 Atomic Responses (QN 3, RFC 7306 §5.2.2), one FPDU each.
+fn atomic_responses(crc: bool, markers: bool) -> Vec<u8> {
+    let mut b = StreamBuilder::new(crc, markers);
+    let mut body = [0u8; rdmap::AtomicResponse::LEN];
+    for id in 0..4096u32 {
+        rdmap::AtomicResponse {
+            request_id: id,
+            original: u64::from(id),
+        }
+        .emit(&mut body);
+        b.untagged(rdmap::Opcode::AtomicResponse, true, 0, 0, &body);
+    }
+    b.out
+}
+
+/// FPDUs in the small-message streams.
+const SMALL_FPDUS: usize = 4096;
+
 /// Parses `stream` in 16 KiB pieces (roughly what one socket read hands over).
 fn parse_all(cfg: RxConfig, stream: &[u8], sink: &mut Bench) {
     let mut rx = RxParser::new(SoftCrc32c, cfg);
@@ -131,6 +169,37 @@ fn main() {
         println!(
             "crc32c software (slicing-by-8), {size:>7} B buffers       {best:>8.1} {median:>8.1}"
         );
+    }
+
+    for (name, build) in [
+        (
+            "Atomic Requests ",
+            atomic_requests as fn(bool, bool) -> Vec<u8>,
+        ),
+        ("Atomic Responses", atomic_responses),
+    ] {
+        for crc in [false, true] {
+            let stream = build(crc, false);
+            let cfg = RxConfig {
+                crc,
+                markers: false,
+                max_ulpdu: u16::MAX,
+            };
+            let mut sink = Bench {
+                copy: false,
+                dst: Vec::new(),
+                segments: 0,
+            };
+            let (best, median) = measure(secs, stream.len(), || parse_all(cfg, &stream, &mut sink));
+            // MB/s of wire octets to millions of FPDUs per second.
+            let per = |mbs: f64| mbs * 1e6 / (stream.len() as f64 / SMALL_FPDUS as f64) / 1e6;
+            println!(
+                "rx {name}, crc {:<3} parse only   {best:>8.1} {median:>8.1}   ({:.2} / {:.2} M FPDU/s)",
+                if crc { "on" } else { "off" },
+                per(best),
+                per(median),
+            );
+        }
     }
 
     for (name, build) in [

@@ -232,6 +232,9 @@ enum State {
     },
     /// The stream is dead.
     Dead(RxError),
+    /// Placeholder while `step` owns the state (never seen outside it): cheaper
+    /// to put in than a fresh header state.
+    Stepping,
 }
 
 impl State {
@@ -249,7 +252,7 @@ impl State {
             | Self::Payload { f, .. }
             | Self::Skip { f, .. }
             | Self::Trailer { f, .. } => Some(f),
-            Self::Dead(_) => None,
+            Self::Dead(_) | Self::Stepping => None,
         }
     }
 }
@@ -426,7 +429,7 @@ impl<C: Crc32c> RxParser<C> {
 
     /// Consumes a prefix of `input` in the current state and returns its length.
     fn step<S: RxSink>(&mut self, input: &[u8], sink: &mut S) -> usize {
-        let state = core::mem::replace(&mut self.state, State::fresh());
+        let state = core::mem::replace(&mut self.state, State::Stepping);
         let (next, used) = match state {
             State::Header {
                 mut f,
@@ -526,6 +529,8 @@ impl<C: Crc32c> RxParser<C> {
                 }
             }
             State::Dead(e) => (State::Dead(e), 0),
+            // Unreachable: `feed` then marks the stream dead.
+            State::Stepping => (State::Stepping, 0),
         };
         self.state = next;
         used
