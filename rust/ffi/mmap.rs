@@ -123,14 +123,11 @@ impl RingMem {
             return None;
         }
         if size_of::<T>() % 8 == 0 && offset % 8 == 0 {
+            // Word by word: a whole volatile `T` is copied one byte at a time.
             let mut out = core::mem::MaybeUninit::<T>::uninit();
             let words = size_of::<T>() / 8;
-            // SAFETY: in bounds (checked) and 8-aligned (`vaddr` is page-aligned,
-            // `offset % 8 == 0`): `words` volatile 8-byte loads, each taken once
-            // (userspace may be writing them), into the `words` 8-byte slots of
-            // `out` (any alignment: unaligned stores). Every byte of `out` is then
-            // written and any bit pattern is a valid `T` (`FromBytes`). A whole
-            // volatile `T` would be copied one byte at a time.
+            // SAFETY: in bounds, 8-aligned (page-aligned `vaddr`, `offset % 8 == 0`);
+            // each word loaded once; all of `out` written; `T: FromBytes`.
             unsafe {
                 let src = self.vaddr.as_ptr().add(offset).cast::<u64>();
                 let dst = out.as_mut_ptr().cast::<u64>();
@@ -154,12 +151,11 @@ impl RingMem {
             return false;
         }
         if size_of::<T>() % 8 == 0 && offset % 8 == 0 {
+            // Word by word, as in `read`. The memory is ours to write and
+            // userspace reads it only after the producer index says so.
             let src = (v as *const T).cast::<u64>();
-            // SAFETY: in bounds (checked) and 8-aligned (page-aligned `vaddr`,
-            // `offset % 8 == 0`); `v` is `size_of::<T>()` initialised bytes
-            // (`AsBytes`: no padding), read as unaligned words; the memory is ours
-            // to write and userspace reads it only after the producer index says
-            // so. Word stores: a whole volatile `T` would go one byte at a time.
+            // SAFETY: in bounds, 8-aligned (page-aligned `vaddr`, `offset % 8 == 0`);
+            // `v` is `size_of::<T>()` initialised bytes (`AsBytes`), read unaligned.
             unsafe {
                 let dst = self.vaddr.as_ptr().add(offset).cast::<u64>();
                 for i in 0..size_of::<T>() / 8 {
