@@ -103,11 +103,31 @@ fn writes(crc: bool, markers: bool) -> Vec<u8> {
     b.out
 }
 
-/// 4096 FetchAdd Atomic Requests (QN 1, RFC 7306 §5.2.1), one FPDU each.
-fn atomic_requests(crc: bool, markers: bool) -> Vec<u8> {
+/// FPDUs in the small-message streams.
+const SMALL_FPDUS: usize = 4096;
+
+/// `SMALL_FPDUS` single-FPDU messages of `op` on its queue, the `len`-octet RDMAP
+/// header of message `i` written by `emit(i, header)`.
+fn small_messages(
+    crc: bool,
+    markers: bool,
+    op: rdmap::Opcode,
+    len: usize,
+    emit: impl Fn(u32, &mut [u8]),
+) -> Vec<u8> {
     let mut b = StreamBuilder::new(crc, markers);
-    let mut body = [0u8; rdmap::AtomicRequest::LEN];
-    for id in 0..4096u32 {
+    let mut body = vec![0u8; len];
+    for i in 0..SMALL_FPDUS as u32 {
+        emit(i, &mut body);
+        b.untagged(op, true, 0, 0, &body);
+    }
+    b.out
+}
+
+/// FetchAdd Atomic Requests (QN 1, RFC 7306 §5.2.1), one FPDU each.
+fn atomic_requests(crc: bool, markers: bool) -> Vec<u8> {
+    let op = rdmap::Opcode::AtomicRequest;
+    small_messages(crc, markers, op, rdmap::AtomicRequest::LEN, |id, body| {
         rdmap::AtomicRequest {
             opcode: atomic::AOpCode::FetchAdd,
             request_id: id,
@@ -115,29 +135,21 @@ fn atomic_requests(crc: bool, markers: bool) -> Vec<u8> {
             to: 8 * u64::from(id),
             fields: atomic::AtomicFields::fetch_add(1),
         }
-        .emit(&mut body);
-        b.untagged(rdmap::Opcode::AtomicRequest, true, 0, 0, &body);
-    }
-    b.out
+        .emit(body)
+    })
 }
 
-/// 4096 Atomic Responses (QN 3, RFC 7306 §5.2.2), one FPDU each.
+/// Atomic Responses (QN 3, RFC 7306 §5.2.2), one FPDU each.
 fn atomic_responses(crc: bool, markers: bool) -> Vec<u8> {
-    let mut b = StreamBuilder::new(crc, markers);
-    let mut body = [0u8; rdmap::AtomicResponse::LEN];
-    for id in 0..4096u32 {
+    let op = rdmap::Opcode::AtomicResponse;
+    small_messages(crc, markers, op, rdmap::AtomicResponse::LEN, |id, body| {
         rdmap::AtomicResponse {
             request_id: id,
             original: u64::from(id),
         }
-        .emit(&mut body);
-        b.untagged(rdmap::Opcode::AtomicResponse, true, 0, 0, &body);
-    }
-    b.out
+        .emit(body)
+    })
 }
-
-/// FPDUs in the small-message streams.
-const SMALL_FPDUS: usize = 4096;
 
 /// Parses `stream` in 16 KiB pieces (roughly what one socket read hands over).
 fn parse_all(cfg: RxConfig, stream: &[u8], sink: &mut Bench) {
