@@ -290,17 +290,18 @@ pub struct RxParser<C: Crc32c> {
 }
 
 /// Octets of header wanted so far given what is in `buf[..have]`.
-fn wanted(buf: &[u8; MAX_HDR], have: usize) -> usize {
+fn wanted(buf: &[u8], have: usize) -> usize {
+    let at = |i: usize| buf.get(i).copied().unwrap_or(0);
     if have < L {
         return L;
     }
-    let ulpdu = usize::from(u16::from_be_bytes([buf[0], buf[1]]));
+    let ulpdu = usize::from(u16::from_be_bytes([at(0), at(1)]));
     let mut want = L + 1;
     if have > L {
-        let ctrl = buf[L];
+        let ctrl = at(L);
         want = L + ddp::header_len(ctrl);
         if have > L + 1 && ctrl & ddp::FLAG_T == 0 {
-            let op = Control::parse(buf[L + 1]).opcode;
+            let op = Control::parse(at(L + 1)).opcode;
             want += match op {
                 Opcode::Terminate => ulpdu.saturating_sub(ddp::UNTAGGED_HDR_LEN),
                 _ => op.fixed_header_len().unwrap_or(0),
@@ -358,6 +359,12 @@ impl<C: Crc32c> RxParser<C> {
         while !input.is_empty() {
             if let State::Dead(e) = self.state {
                 return Err(e);
+            }
+            if !self.cfg.markers && matches!(self.state, State::Header { have: 0, .. }) {
+                if let Some(used) = self.whole_fpdu(input, sink) {
+                    input = input.get(used..).unwrap_or(&[]);
+                    continue;
+                }
             }
             let mut limit = input.len();
             if self.cfg.markers {
@@ -611,22 +618,105 @@ impl<C: Crc32c> RxParser<C> {
             Outcome::Reject(e) => return State::Dead(e),
             Outcome::Accept(seg) => seg,
         };
-        if let Buffer::Untagged { qn, mo, .. } = seg.end.ddp {
+        match self.accept(&seg.end, sink) {
+            Ok(()) => State::fresh(),
+            Err(c) => State::Dead(seg.error(c)),
+        }
+    }
+
+    /// A segment passed its CRC: the queue moves on (RFC 5041 §5.3) and the sink
+    /// commits it.
+    fn accept<S: RxSink>(&mut self, end: &SegmentEnd, sink: &mut S) -> Result<(), TermCause> {
+        if let Buffer::Untagged { qn, mo, .. } = end.ddp {
             if let Some(q) = self.queues.get_mut(qn as usize) {
-                if seg.end.last {
+                if end.last {
                     q.msn = q.msn.wrapping_add(1);
                     q.mo = 0;
                     q.opcode = None;
                 } else {
-                    q.mo = mo.wrapping_add(u32::from(seg.end.payload_len));
-                    q.opcode = Some(seg.end.opcode);
+                    q.mo = mo.wrapping_add(u32::from(end.payload_len));
+                    q.opcode = Some(end.opcode);
                 }
             }
         }
-        match sink.segment_end(&seg.end) {
-            Ok(()) => State::fresh(),
-            Err(c) => State::Dead(seg.error(c)),
+        sink.segment_end(end)
+    }
+
+    /// The common case, an FPDU that lies whole in `input` at an FPDU boundary
+    /// (no markers): parsed straight from the input with one CRC call, the
+    /// state untouched. Makes the same sink calls, in the same order, with
+    /// the same outcome as the state machine (the fuzz harness compares the
+    /// two: whole and split input); returns the octets used, or `None` (and
+    /// calls nothing) when the state machine must take it.
+    fn whole_fpdu<S: RxSink>(&mut self, input: &[u8], sink: &mut S) -> Option<usize> {
+        let len = input.get(..L)?;
+        let ulpdu_len = u16::from_be_bytes([len[0], len[1]]);
+        // Length field and ULPDU, then the PAD to a 4-octet boundary (RFC 5044 §4.2).
+        let end = L + usize::from(ulpdu_len);
+        let pad = (4 - (end & 3)) & 3;
+        let crc_field = input.get(end + pad..end + pad + fpdu::CRC_LEN)?;
+        // The header octets the state machine would collect.
+        let mut have = L;
+        loop {
+            let w = wanted(input, have);
+            if w <= have {
+                break;
+            }
+            have = w;
         }
+        let seg_bytes = input.get(L..have)?;
+        let info = self.validate(ulpdu_len, seg_bytes);
+        if let Ok(i) = &info {
+            // The state machine would read the trailer right after the payload:
+            // the same place unless the headers disagree with ULPDU_Length.
+            if have + usize::from(i.payload_len) != end {
+                return None;
+            }
+        }
+        let crc_ok = !self.cfg.crc || {
+            let covered = input.get(..end + pad)?;
+            let got = u32::from_le_bytes([crc_field[0], crc_field[1], crc_field[2], crc_field[3]]);
+            crc32c_finish(self.crc.update(CRC32C_INIT, covered)) == got
+        };
+        let used = end + pad + fpdu::CRC_LEN;
+        let reject = |cause| RxError {
+            terminate: TerminateRepr::for_segment(cause, ulpdu_len, seg_bytes),
+        };
+        // RFC 5044 §4.4/§8: a CRC mismatch is reported as such, whatever the
+        // header said, and before the segment is committed.
+        let fail = |cause| {
+            if crc_ok {
+                reject(cause)
+            } else {
+                RxError::bare(TermCause::MPA_CRC)
+            }
+        };
+        let outcome = info.and_then(|info| {
+            sink.header(&info)?;
+            if info.payload_len > 0 {
+                let at = match info.ddp {
+                    Buffer::Tagged { stag, to } => Placement::Tagged { stag, to },
+                    Buffer::Untagged { qn, msn, mo, .. } => Placement::Untagged { qn, msn, mo },
+                };
+                sink.payload(input.get(have..end).unwrap_or(&[]), at)?;
+            }
+            Ok(SegmentEnd {
+                opcode: info.opcode,
+                last: info.last,
+                ddp: info.ddp,
+                payload_len: info.payload_len,
+                crc_checked: self.cfg.crc,
+            })
+        });
+        let result = match outcome {
+            Err(c) => Err(fail(c)),
+            Ok(_) if !crc_ok => Err(RxError::bare(TermCause::MPA_CRC)),
+            Ok(e) => self.accept(&e, sink).map_err(reject),
+        };
+        if let Err(e) = result {
+            self.state = State::Dead(e);
+        }
+        Some(used)
     }
 
     /// All checks the parser can make alone, in RFC order: DDP (RFC 5041 §7.2), then

@@ -231,7 +231,12 @@ impl Iterator for Frames<'_> {
             crc: self.framer.cfg.crc,
             wire_len: 0,
         };
-        f.wire_len = f.pieces().map(|p| p.len()).sum();
+        f.wire_len = if f.markers {
+            f.pieces().map(|p| p.len()).sum()
+        } else {
+            // Without markers the pieces are exactly these (RFC 5044 §4.1).
+            f.hdr_len + f.payload.len() + f.pad + fpdu::CRC_LEN
+        };
         self.framer.phase = (self.framer.phase + f.wire_len) % MARKER_INTERVAL;
         self.sent += n;
         self.done = last;
@@ -424,6 +429,27 @@ mod test {
                 16 + f.payload.len() + fpdu::pad_len(14 + f.payload.len() as u16) + 4
             );
             assert_eq!(f.pieces().last(), Some(Piece::Bytes(&[0; 4])));
+        }
+    }
+
+    #[test]
+    fn wire_len_is_the_sum_of_the_pieces() {
+        for (crc, markers) in [(false, false), (true, false), (true, true)] {
+            let mut tx = TxFramer::new(TxConfig {
+                crc,
+                markers,
+                mulpdu: 1454,
+            });
+            for len in [0u32, 1, 2, 3, 4, 5, 100, 1421, 1422, 5000] {
+                for msg in [
+                    TxMessage::tagged(Opcode::Write, 7, 0, len),
+                    TxMessage::send(Opcode::Send, 1, 0, len),
+                ] {
+                    for f in tx.frames(&msg).unwrap() {
+                        assert_eq!(f.wire_len, f.pieces().map(|p| p.len()).sum::<usize>());
+                    }
+                }
+            }
         }
     }
 
