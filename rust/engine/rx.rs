@@ -26,7 +26,7 @@ use kernel::{prelude::*, sync::Arc};
 /// untagged FPDU (at least 24 octets: 26 per chunk), plus one Reap, one
 /// Kick, one Resume and one PeerTerminate (see `Sink::defer`).
 const DEFER: usize = 32;
-/// Input octets fed per RX lock hold.
+/// Input octets fed per RX lock hold, at most.
 const CHUNK: usize = DEFER * 20;
 
 /// Work the sink defers until the RX lock is released.
@@ -544,17 +544,24 @@ impl Engine {
     pub(super) fn rx(self: &Arc<Self>, data: &[u8]) -> usize {
         let mut rest = data;
         while !rest.is_empty() {
-            let n = rest.len().min(CHUNK);
-            let (chunk, tail) = rest.split_at(n);
-            rest = tail;
             let failed = {
                 let mut st = self.rx.lock();
                 let RxState { parser, ctx } = &mut *st;
                 if ctx.dead {
                     break;
                 }
-                match parser.feed(chunk, &mut Sink { eng: self, ctx }) {
-                    Ok(()) => None,
+                // At most CHUNK octets, ending at an FPDU boundary when the
+                // next FPDU is not whole within them (`feed_some`).
+                match parser.feed_some(rest, CHUNK, &mut Sink { eng: self, ctx }) {
+                    Ok(n) => {
+                        rest = rest.get(n..).unwrap_or(&[]);
+                        // Cannot happen (`rest` and CHUNK are not empty);
+                        // never spin on it.
+                        if n == 0 {
+                            break;
+                        }
+                        None
+                    }
                     Err(e) => {
                         ctx.dead = true;
                         Some((e.terminate, ctx.recv.take()))

@@ -383,6 +383,40 @@ pub fn rx_one(data: &[u8]) {
     });
     let split = rx_run(cfg, stream, pieces);
     assert_eq!(whole, split, "outcome depends on how the stream was split");
+    // Bounded feeds as the module makes them (one lock hold each), limits 1..=700.
+    let mut y = x;
+    let limits = core::iter::from_fn(|| {
+        y = y.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        Some((y >> 16) as usize % 700 + 1)
+    });
+    let limited = rx_run_limited(cfg, stream, limits);
+    assert_eq!(whole, limited, "outcome depends on the feed_some limits");
+}
+
+/// Feeds `stream` with [`RxParser::feed_some`] under successive limits, as the module
+/// does, and returns the log and the outcome.
+pub fn rx_run_limited(
+    cfg: RxConfig,
+    stream: &[u8],
+    mut limits: impl Iterator<Item = usize>,
+) -> (Vec<RxEvent>, Result<(), RxError>) {
+    let mut rx = RxParser::new(SoftCrc32c, cfg);
+    let mut sink = RxRecorder {
+        crc: cfg.crc,
+        ..RxRecorder::default()
+    };
+    let mut rest = stream;
+    while !rest.is_empty() {
+        let max = limits.next().unwrap_or(rest.len()).max(1);
+        match rx.feed_some(rest, max, &mut sink) {
+            Ok(n) => {
+                assert!(n >= 1 && n <= max.min(rest.len()), "used {n} of {max}");
+                rest = &rest[n..];
+            }
+            Err(e) => return (sink.log, Err(e)),
+        }
+    }
+    (sink.log, Ok(()))
 }
 
 /// Builds a valid MPA/DDP/RDMAP byte stream as a peer would send it: FPDUs with PAD

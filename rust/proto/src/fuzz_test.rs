@@ -372,6 +372,51 @@ fn rx_seeds_parse_cleanly() {
     }
 }
 
+/// Bounded feeds stay on FPDU boundaries: with room for one small FPDU but not two,
+/// each `feed_some` call takes exactly one whole FPDU.
+#[test]
+fn feed_some_stops_at_fpdu_boundaries() {
+    use crate::rdmap::AtomicResponse;
+    let mut b = StreamBuilder::new(true, false);
+    let mut body = [0u8; AtomicResponse::LEN];
+    for id in 0..10u32 {
+        AtomicResponse {
+            request_id: id,
+            original: u64::from(id),
+        }
+        .emit(&mut body);
+        b.untagged(Opcode::AtomicResponse, true, 0, 0, &body);
+    }
+    let fpdu = b.out.len() / 10;
+    let cfg = RxConfig {
+        crc: true,
+        markers: false,
+        max_ulpdu: u16::MAX,
+    };
+    let mut rx = RxParser::new(crate::crc::SoftCrc32c, cfg);
+    let mut sink = RxRecorder {
+        crc: true,
+        ..RxRecorder::default()
+    };
+    let mut rest = &b.out[..];
+    // The first limit cuts an FPDU: the state machine takes those octets, then the
+    // next call finishes that FPDU and stops at its end, the next FPDU not being
+    // whole within its limit.
+    let n = rx.feed_some(rest, fpdu / 2, &mut sink).unwrap();
+    assert_eq!(n, fpdu / 2);
+    rest = &rest[n..];
+    let n = rx.feed_some(rest, fpdu, &mut sink).unwrap();
+    assert_eq!(n, fpdu - fpdu / 2);
+    rest = &rest[n..];
+    while !rest.is_empty() {
+        let n = rx.feed_some(rest, 2 * fpdu - 1, &mut sink).unwrap();
+        assert_eq!(n, fpdu);
+        rest = &rest[n..];
+    }
+    let ends = sink.log.iter().filter(|e| matches!(e, RxEvent::End(_))).count();
+    assert_eq!(ends, 10);
+}
+
 #[test]
 fn rx_corruption_is_caught_by_crc_only_when_negotiated() {
     let (mut stream, _) = rx_stream(true, false);

@@ -357,37 +357,55 @@ impl<C: Crc32c> RxParser<C> {
     /// Feeds the next octets of the stream. On `Ok` all of `input` was consumed.
     pub fn feed<S: RxSink>(&mut self, mut input: &[u8], sink: &mut S) -> Result<(), RxError> {
         while !input.is_empty() {
+            let used = self.feed_some(input, input.len(), sink)?;
+            input = input.get(used..).unwrap_or(&[]);
+        }
+        Ok(())
+    }
+
+    /// Feeds at most `max` octets of `input` and returns how many it used
+    /// (at least one if `input` and `max` are not empty). It stops early at
+    /// an FPDU boundary when the next FPDU is not whole within the limit, so
+    /// that the next call starts with it: a caller that feeds a long input
+    /// in bounded pieces (the module: one lock hold each) keeps them aligned
+    /// to FPDUs and its FPDUs on the one-step path.
+    pub fn feed_some<S: RxSink>(&mut self, input: &[u8], max: usize, sink: &mut S) -> Result<usize, RxError> {
+        let input = input.get(..max.min(input.len())).unwrap_or(&[]);
+        let mut used = 0;
+        while let Some(rest) = input.get(used..).filter(|r| !r.is_empty()) {
             if let State::Dead(e) = self.state {
                 return Err(e);
             }
             if !self.cfg.markers && matches!(self.state, State::Header { have: 0, .. }) {
-                if let Some(used) = self.whole_fpdu(input, sink) {
-                    input = input.get(used..).unwrap_or(&[]);
+                if let Some(n) = self.whole_fpdu(rest, sink) {
+                    used += n;
                     continue;
                 }
+                if used > 0 {
+                    break;
+                }
             }
-            let mut limit = input.len();
+            let mut limit = rest.len();
             if self.cfg.markers {
                 if self.marker.until == 0 {
-                    let used = self.marker_bytes(input);
-                    input = input.get(used..).unwrap_or(&[]);
+                    used += self.marker_bytes(rest);
                     continue;
                 }
                 limit = limit.min(self.marker.until);
             }
-            let used = self.step(input.get(..limit).unwrap_or(&[]), sink);
+            let n = self.step(rest.get(..limit).unwrap_or(&[]), sink);
             if self.cfg.markers {
-                self.marker.until = self.marker.until.saturating_sub(used);
+                self.marker.until = self.marker.until.saturating_sub(n);
             }
-            if used == 0 && !matches!(self.state, State::Dead(_)) {
+            if n == 0 && !matches!(self.state, State::Dead(_)) {
                 // Unreachable: every live state needs at least one more octet.
                 self.state = State::Dead(RxError::bare(TermCause::RDMAP_LOCAL_CATASTROPHIC));
             }
-            input = input.get(used..).unwrap_or(&[]);
+            used += n;
         }
         match self.state {
             State::Dead(e) => Err(e),
-            _ => Ok(()),
+            _ => Ok(used),
         }
     }
 
