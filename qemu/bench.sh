@@ -31,47 +31,81 @@ attempt() {
     out=$(perftest_run "$a_t" "$a_d" "$a_s" "$a_n" $port "$@")
 }
 
+# Values of each cell so far, one file per cell (`vals`), or why it has none (`failed`).
+BD=/tmp/bench-cells
+rm -rf "$BD"
+mkdir -p "$BD"
+
+# cell DEV TEST SIZE: the cell's name as printed, `${LBL:-DEV} TEST[@SIZE]`.
+cell() {
+    echo "${LBL:-$1} $2${3:+@$3}"
+}
+
+# sample DEV TEST[:LABEL] FIELD ITERS SIZE OPTS…: one run of TEST (retried once if it
+# failed or printed a rate of 0); appends field FIELD of its result line to the cell,
+# or marks the cell failed (it then takes no more runs).
+sample() {
+    d=$1 t=$2 field=$3 iters=$4 size=$5
+    shift 5
+    c=$(cell "$d" "$t" "$size")
+    f="$BD/$(echo "$c" | tr ' /:@' '____')"
+    [ -e "$f.failed" ] && return 1
+    if ! attempt "${t%%:*}" "$d" "$size" "$iters" "$@"; then
+        echo "$out"
+        echo "failed" > "$f.failed"
+        fail "bench $c $*" "no result line"
+        return 1
+    fi
+    echo "$out"
+    # perftest may glue "Failed to disconnect…" to the last number.
+    v=$(echo "$out" | awk -v f="$field" '{ v = $f; sub(/[^0-9.].*/, "", v); print v }')
+    if [ -n "$v" ] && awk -v v="$v" 'BEGIN { exit !(v + 0 == 0) }'; then
+        # perftest 4.5 sometimes prints a message rate of 0.000000 for a run that
+        # completed (its cycle arithmetic, not the device): not a measurement.
+        echo "RSIW-BENCH info retried $c: perftest printed 0 for a completed run"
+        v=""
+        if attempt "${t%%:*}" "$d" "$size" "$iters" "$@"; then
+            echo "$out"
+            v=$(echo "$out" | awk -v f="$field" '{ v = $f; sub(/[^0-9.].*/, "", v); print v }')
+            awk -v v="$v" 'BEGIN { exit !(v + 0 == 0) }' && v=""
+        fi
+    fi
+    if [ -z "$v" ]; then
+        # e.g. `inf` latencies of a guest without a calibrated TSC: no number to report.
+        echo "failed: no number in the result line" > "$f.failed"
+        fail "bench $c $*" "no number in the result line"
+        return 1
+    fi
+    echo "$v" >> "$f.vals"
+}
+
+# report DEV TEST[:LABEL] UNIT SIZE: the median of the cell's values and their spread
+# (RSIW-BENCH lines), or why it has none.
+report() {
+    c=$(cell "$1" "$2" "$4")
+    f="$BD/$(echo "$c" | tr ' /:@' '____')"
+    if [ -e "$f.failed" ] || [ ! -s "$f.vals" ]; then
+        echo "RSIW-BENCH $c n/a $(cat "$f.failed" 2>/dev/null || echo failed)"
+        return
+    fi
+    vals=$(tr '\n' ' ' < "$f.vals")
+    med=$(sort -n "$f.vals" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    [ "$(wc -l < "$f.vals")" -gt 1 ] && echo "RSIW-BENCH info spread $c: $vals"
+    echo "RSIW-BENCH $c $3 $med"
+    pass "bench $c"
+}
+
 # one DEV TEST[:LABEL] UNIT FIELD ITERS SIZE OPTS…: run TEST $REPEAT times, report the
 # median of field FIELD of its result lines under TEST[:LABEL], and the spread.
 one() {
-    d=$1 t=$2 unit=$3 field=$4 iters=$5 size=$6
+    o_d=$1 o_t=$2 o_unit=$3 o_field=$4 o_iters=$5 o_size=$6
     shift 6
-    vals=""
     i=0
     while [ $i -lt "$REPEAT" ]; do
         i=$((i + 1))
-        if ! attempt "${t%%:*}" "$d" "$size" "$iters" "$@"; then
-            echo "$out"
-            echo "RSIW-BENCH ${LBL:-$d} $t${size:+@$size} n/a failed"
-            fail "bench ${LBL:-$d} $t $*" "no result line"
-            return
-        fi
-        echo "$out"
-        # perftest may glue "Failed to disconnect…" to the last number.
-        v=$(echo "$out" | awk -v f="$field" '{ v = $f; sub(/[^0-9.].*/, "", v); print v }')
-        if [ -n "$v" ] && awk -v v="$v" 'BEGIN { exit !(v + 0 == 0) }'; then
-            # perftest 4.5 sometimes prints a message rate of 0.000000 for a run that
-            # completed (its cycle arithmetic, not the device): not a measurement.
-            echo "RSIW-BENCH info retried ${LBL:-$d} $t: perftest printed 0 for a completed run"
-            v=""
-            if attempt "${t%%:*}" "$d" "$size" "$iters" "$@"; then
-                echo "$out"
-                v=$(echo "$out" | awk -v f="$field" '{ v = $f; sub(/[^0-9.].*/, "", v); print v }')
-                awk -v v="$v" 'BEGIN { exit !(v + 0 == 0) }' && v=""
-            fi
-        fi
-        if [ -z "$v" ]; then
-            # e.g. `inf` latencies of a guest without a calibrated TSC: no number to report.
-            echo "RSIW-BENCH ${LBL:-$d} $t${size:+@$size} n/a failed: no number in the result line"
-            fail "bench ${LBL:-$d} $t $*" "no number in the result line"
-            return
-        fi
-        vals="$vals $v"
+        sample "$o_d" "$o_t" "$o_field" "$o_iters" "$o_size" "$@" || break
     done
-    med=$(echo $vals | tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-    [ "$REPEAT" -gt 1 ] && echo "RSIW-BENCH info spread ${LBL:-$d} $t${size:+@$size}:$vals"
-    echo "RSIW-BENCH ${LBL:-$d} $t${size:+@$size} $unit $med"
-    pass "bench ${LBL:-$d} $t $*"
+    report "$o_d" "$o_t" "$o_unit" "$o_size"
 }
 
 # verbs_bench DEV: the bandwidth and latency set.
@@ -84,19 +118,29 @@ verbs_bench() {
     done
 }
 
-# atomic_bench DEV OPTS…: message rate and latency of FetchAdd and CmpSwap.
-atomic_bench() {
-    d=$1; shift
-    if ! ibv_devinfo -v -d "$d" | grep -Eq 'atomic_cap:[[:space:]]+ATOMIC_(HCA|GLOB)'; then
-        for a in FETCH_AND_ADD CMP_AND_SWAP; do
-            echo "RSIW-BENCH $d ib_atomic_bw:$a n/a atomic_cap NONE"
-            echo "RSIW-BENCH $d ib_atomic_lat:$a n/a atomic_cap NONE"
-        done
-        return
-    fi
+# has_atomics DEV: the device reports atomics; otherwise its atomic cells say why not.
+has_atomics() {
+    ibv_devinfo -v -d "$1" | grep -Eq 'atomic_cap:[[:space:]]+ATOMIC_(HCA|GLOB)' && return 0
     for a in FETCH_AND_ADD CMP_AND_SWAP; do
-        one "$d" "ib_atomic_bw:$a" Mops/s 5 "$AT_ITERS" "" "$@" -A $a
-        one "$d" "ib_atomic_lat:$a" us 5 "$LAT_ITERS" "" "$@" -A $a
+        echo "RSIW-BENCH $1 ib_atomic_bw:$a n/a atomic_cap NONE"
+        echo "RSIW-BENCH $1 ib_atomic_lat:$a n/a atomic_cap NONE"
+    done
+    return 1
+}
+
+# atomic_round DEV: one run each of the FetchAdd and CmpSwap message rate and latency.
+atomic_round() {
+    for a in FETCH_AND_ADD CMP_AND_SWAP; do
+        sample "$1" "ib_atomic_bw:$a" 5 "$AT_ITERS" "" -R -A $a
+        sample "$1" "ib_atomic_lat:$a" 5 "$LAT_ITERS" "" -R -A $a
+    done
+}
+
+# atomic_report DEV
+atomic_report() {
+    for a in FETCH_AND_ADD CMP_AND_SWAP; do
+        report "$1" "ib_atomic_bw:$a" Mops/s ""
+        report "$1" "ib_atomic_lat:$a" us ""
     done
 }
 
@@ -112,7 +156,7 @@ if [ -n "$g" ]; then echo "RSIW-BENCH tcp iperf3 Gb/s $g"; pass "bench iperf3"; 
 for T in siw rsiw; do
     dev_up "$T" ${T}0 eth0 || continue
     verbs_bench ${T}0
-    atomic_bench ${T}0 -R
+    [ "$T" = siw ] && has_atomics siw0
     if [ "$T" = rsiw ]; then
         # siw neither asks for nor requires MPA CRCs, so siw-siw runs without them;
         # rsiw asks by default. The like-for-like row: rsiw with mpa_crc=N.
@@ -123,9 +167,27 @@ for T in siw rsiw; do
     dev_down "$T" ${T}0
 done
 
-# perftest's atomics over rxe: one device, its own GID; rdma_cm to the local address.
-if dev_up rxe rxe0 eth0; then
-    atomic_bench rxe0 -R
-    dev_down rxe rxe0
-fi
+# Atomics, in rounds: each round brings rsiw up and runs its 8-byte Read latency and
+# its atomics once each, then does the same for rxe's atomics (one device at a time:
+# both would answer rdma_cm on the same address). The targets compare rsiw with rxe
+# and rsiw's atomic latency with its Read latency; on a host whose speed drifts
+# (TCG on shared cores), runs made side by side compare like with like, where
+# REPEAT runs of one test and then REPEAT of the other would not.
+dev_up rsiw rsiw0 eth0 && { has_atomics rsiw0 && rs=1; dev_down rsiw rsiw0; }
+dev_up rxe rxe0 eth0 && { has_atomics rxe0 && rx=1; dev_down rxe rxe0; }
+r=0
+while [ $r -lt "$REPEAT" ]; do
+    r=$((r + 1))
+    if [ -n "$rs" ] && dev_up rsiw rsiw0 eth0; then
+        sample rsiw0 ib_read_lat:rounds 5 "$LAT_ITERS" 8 -R
+        atomic_round rsiw0
+        dev_down rsiw rsiw0
+    fi
+    if [ -n "$rx" ] && dev_up rxe rxe0 eth0; then
+        atomic_round rxe0
+        dev_down rxe rxe0
+    fi
+done
+[ -n "$rs" ] && { report rsiw0 ib_read_lat:rounds us 8; atomic_report rsiw0; }
+[ -n "$rx" ] && atomic_report rxe0
 finish
