@@ -66,6 +66,15 @@ pub fn kernel_text(line: &str) -> Option<&str> {
     None
 }
 
+/// x86's report of a fault in a *user* process (`show_signal` in
+/// arch/x86/kernel/traps.c, only called for user mode): `traps: COMM[PID] general
+/// protection fault ip:… sp:… error:… in LIB[…]`. A fault in the kernel is an
+/// `Oops: general protection fault …` instead, which stays a splat.
+fn is_user_fault(k: &str) -> bool {
+    k.strip_prefix("traps: ")
+        .is_some_and(|r| r.contains("] ") && r.contains(" ip:") && r.contains(" sp:") && r.contains(" error:"))
+}
+
 /// All splats in `lines`. Kernel patterns are matched only on kernel lines (user
 /// programs such as perftest print "WARNING:" too); the kmemleak report read from
 /// debugfs is user output and is matched everywhere.
@@ -83,6 +92,10 @@ pub fn find(lines: &[&str]) -> Vec<Splat> {
             continue;
         }
         let Some(k) = kernel_text(line) else { continue };
+        if is_user_fault(k) {
+            // A user process crashed: its test judges it by its exit status.
+            continue;
+        }
         if KERNEL_PATTERNS.iter().any(|p| k.contains(p)) {
             found.push(Splat {
                 line: i,
@@ -198,6 +211,16 @@ unreferenced object 0xffff888003a1c000 (size 64):
   comm \"modprobe\", pid 80, jiffies 4294900000
 ";
         assert_eq!(texts(log).len(), 2);
+    }
+
+    #[test]
+    fn a_user_process_fault_is_not_a_splat_but_a_kernel_gpf_is() {
+        let user = "[  112.5] traps: ib_send_lat[365] general protection fault ip:7f20e86d3472 \
+                    sp:7ffc17221520 error:0 in librdmacm.so.1[a472,7f20e86cd000+15000]";
+        assert!(find(&[user]).is_empty());
+        let kernel = "[  112.5] Oops: general protection fault, probably for non-canonical \
+                      address 0xdffffc0000000001: 0000 [#1] PREEMPT SMP KASAN";
+        assert_eq!(find(&[kernel]).len(), 1);
     }
 
     #[test]
