@@ -333,6 +333,15 @@ pub fn rx_config(b: u8) -> RxConfig {
     }
 }
 
+/// A fresh parser and a recorder expecting `cfg`'s CRC setting.
+fn rx_start(cfg: RxConfig) -> (RxParser<SoftCrc32c>, RxRecorder) {
+    let sink = RxRecorder {
+        crc: cfg.crc,
+        ..RxRecorder::default()
+    };
+    (RxParser::new(SoftCrc32c, cfg), sink)
+}
+
 /// Feeds `stream` in pieces of the given sizes (the last piece takes the rest) and
 /// returns the log and the outcome; after an error, checks that the parser stays dead.
 pub fn rx_run(
@@ -340,11 +349,7 @@ pub fn rx_run(
     stream: &[u8],
     sizes: impl Iterator<Item = usize>,
 ) -> (Vec<RxEvent>, Result<(), RxError>) {
-    let mut rx = RxParser::new(SoftCrc32c, cfg);
-    let mut sink = RxRecorder {
-        crc: cfg.crc,
-        ..RxRecorder::default()
-    };
+    let (mut rx, mut sink) = rx_start(cfg);
     let mut rest = stream;
     let mut sizes = sizes;
     while !rest.is_empty() {
@@ -400,11 +405,7 @@ pub fn rx_run_limited(
     stream: &[u8],
     mut limits: impl Iterator<Item = usize>,
 ) -> (Vec<RxEvent>, Result<(), RxError>) {
-    let mut rx = RxParser::new(SoftCrc32c, cfg);
-    let mut sink = RxRecorder {
-        crc: cfg.crc,
-        ..RxRecorder::default()
-    };
+    let (mut rx, mut sink) = rx_start(cfg);
     let mut rest = stream;
     while !rest.is_empty() {
         let max = limits.next().unwrap_or(rest.len()).max(1);
