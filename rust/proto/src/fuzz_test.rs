@@ -417,6 +417,28 @@ fn feed_some_stops_at_fpdu_boundaries() {
     assert_eq!(ends, 10);
 }
 
+/// FPDUs longer than the limit are cut anyway: bounded feeds then use the whole
+/// limit every time instead of stopping at each FPDU boundary.
+#[test]
+fn feed_some_does_not_stop_for_fpdus_longer_than_the_limit() {
+    let mut b = StreamBuilder::new(true, false);
+    b.write(0x100, 0, &[0x5a; 4000], 1000);
+    let cfg = RxConfig {
+        crc: true,
+        markers: false,
+        max_ulpdu: u16::MAX,
+    };
+    let (mut rx, mut sink) = rx_start(cfg);
+    let mut rest = &b.out[..];
+    while !rest.is_empty() {
+        let n = rx.feed_some(rest, 300, &mut sink).unwrap();
+        assert_eq!(n, rest.len().min(300));
+        rest = &rest[n..];
+    }
+    let ends = sink.log.iter().filter(|e| matches!(e, RxEvent::End(_))).count();
+    assert_eq!(ends, 4);
+}
+
 #[test]
 fn rx_corruption_is_caught_by_crc_only_when_negotiated() {
     let (mut stream, _) = rx_stream(true, false);

@@ -311,6 +311,14 @@ fn wanted(buf: &[u8], have: usize) -> usize {
     want.min(L + ulpdu).min(MAX_HDR)
 }
 
+/// Octets of the FPDU whose ULPDU_Length starts `input`, PAD and CRC included
+/// (RFC 5044 §4.1-§4.2; no markers), if the length field is there.
+fn fpdu_len(input: &[u8]) -> Option<usize> {
+    let len = input.get(..L)?;
+    let end = L + usize::from(u16::from_be_bytes([len[0], len[1]]));
+    Some(end + ((4 - (end & 3)) & 3) + fpdu::CRC_LEN)
+}
+
 /// `start + len - 1` does not wrap (the last octet is addressable).
 fn no_wrap_u64(start: u64, len: u64) -> bool {
     len == 0 || start.checked_add(len - 1).is_some()
@@ -381,7 +389,9 @@ impl<C: Crc32c> RxParser<C> {
                     used += n;
                     continue;
                 }
-                if used > 0 {
+                // The next call can take the next FPDU whole if it fits the
+                // limit at all; one longer than the limit is cut anyway.
+                if used > 0 && fpdu_len(rest).is_none_or(|n| n <= max) {
                     break;
                 }
             }
@@ -667,12 +677,13 @@ impl<C: Crc32c> RxParser<C> {
     /// two: whole and split input); returns the octets used, or `None` (and
     /// calls nothing) when the state machine must take it.
     fn whole_fpdu<S: RxSink>(&mut self, input: &[u8], sink: &mut S) -> Option<usize> {
+        let used = fpdu_len(input)?;
+        let crc_field = input.get(used - fpdu::CRC_LEN..used)?;
         let len = input.get(..L)?;
         let ulpdu_len = u16::from_be_bytes([len[0], len[1]]);
         // Length field and ULPDU, then the PAD to a 4-octet boundary (RFC 5044 §4.2).
         let end = L + usize::from(ulpdu_len);
-        let pad = (4 - (end & 3)) & 3;
-        let crc_field = input.get(end + pad..end + pad + fpdu::CRC_LEN)?;
+        let pad = used - fpdu::CRC_LEN - end;
         // The header octets the state machine would collect.
         let mut have = L;
         loop {
@@ -696,7 +707,6 @@ impl<C: Crc32c> RxParser<C> {
             let got = u32::from_le_bytes([crc_field[0], crc_field[1], crc_field[2], crc_field[3]]);
             crc32c_finish(self.crc.update(CRC32C_INIT, covered)) == got
         };
-        let used = end + pad + fpdu::CRC_LEN;
         let reject = |cause| RxError {
             terminate: TerminateRepr::for_segment(cause, ulpdu_len, seg_bytes),
         };
