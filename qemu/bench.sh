@@ -12,8 +12,11 @@ setup_net
 BW_ITERS=${BENCH_BW_ITERS:-2000}
 LAT_ITERS=${BENCH_LAT_ITERS:-1000}
 AT_ITERS=${BENCH_ATOMIC_ITERS:-2000}
-# TCG on shared cores is noisy: each cell is the median of REPEAT runs.
+# TCG on shared cores is noisy: each cell is the median of REPEAT runs, and of
+# ROUNDS runs for the atomic rounds (below).
 REPEAT=${BENCH_REPEAT:-3}
+ROUNDS=${BENCH_ATOMIC_ROUNDS:-5}
+ROUND=
 port=19000
 
 # attempt TEST DEV SIZE ITERS OPTS…: one perftest run, retried once if it failed (the
@@ -77,6 +80,10 @@ sample() {
         return 1
     fi
     echo "$v" >> "$f.vals"
+    # In the atomic rounds, each value is also named by its round, so that xtask can
+    # pair the runs made side by side.
+    [ -n "$ROUND" ] && echo "RSIW-BENCH info round $ROUND $c $v"
+    return 0
 }
 
 # report DEV TEST[:LABEL] UNIT SIZE: the median of the cell's values and their spread
@@ -172,12 +179,14 @@ done
 # both would answer rdma_cm on the same address). The targets compare rsiw with rxe
 # and rsiw's atomic latency with its Read latency; on a host whose speed drifts
 # (TCG on shared cores), runs made side by side compare like with like, where
-# REPEAT runs of one test and then REPEAT of the other would not.
+# REPEAT runs of one test and then REPEAT of the other would not. Each value is
+# printed with its round; xtask divides the values of one round (a paired ratio) and
+# takes the median of those ratios as well as the ratio of the medians.
 dev_up rsiw rsiw0 eth0 && { has_atomics rsiw0 && rs=1; dev_down rsiw rsiw0; }
 dev_up rxe rxe0 eth0 && { has_atomics rxe0 && rx=1; dev_down rxe rxe0; }
-r=0
-while [ $r -lt "$REPEAT" ]; do
-    r=$((r + 1))
+ROUND=0
+while [ $ROUND -lt "$ROUNDS" ]; do
+    ROUND=$((ROUND + 1))
     if [ -n "$rs" ] && dev_up rsiw rsiw0 eth0; then
         sample rsiw0 ib_read_lat:rounds 5 "$LAT_ITERS" 8 -R
         atomic_round rsiw0
@@ -188,6 +197,7 @@ while [ $r -lt "$REPEAT" ]; do
         dev_down rxe rxe0
     fi
 done
+ROUND=
 [ -n "$rs" ] && { report rsiw0 ib_read_lat:rounds us 8; atomic_report rsiw0; }
 [ -n "$rx" ] && atomic_report rxe0
 finish
