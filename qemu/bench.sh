@@ -135,11 +135,15 @@ has_atomics() {
     return 1
 }
 
-# atomic_round DEV: one run each of the FetchAdd and CmpSwap message rate and latency.
+# atomic_round DEV: one run each of the FetchAdd and CmpSwap latency, then of their
+# message rates (the latencies first, next to the Read latency that rsiw's round
+# measures just before them: the closer in time, the better the pairing).
 atomic_round() {
     for a in FETCH_AND_ADD CMP_AND_SWAP; do
-        sample "$1" "ib_atomic_bw:$a" 5 "$AT_ITERS" "" -R -A $a
         sample "$1" "ib_atomic_lat:$a" 5 "$LAT_ITERS" "" -R -A $a
+    done
+    for a in FETCH_AND_ADD CMP_AND_SWAP; do
+        sample "$1" "ib_atomic_bw:$a" 5 "$AT_ITERS" "" -R -A $a
     done
 }
 
