@@ -263,6 +263,7 @@ siw_verbs_skips() {
     s="$s,err-no-remote-read"               # Read served from a region without REMOTE_READ
     s="$s,err-no-remote-write"              # no completion reports the access error
     s="$s,err-rq-empty"                     # a WR posted after the Terminate never completes
+    s="$s,dereg-under-writes"               # releases the pages in softirq (sleeping-in-atomic BUG)
     echo "$s"
 }
 

@@ -20,6 +20,8 @@ static int rsiw_newlink(const char *ibdev_name, struct net_device *ndev)
 static void rsiw_dealloc_driver(struct ib_device *ibdev)
 {
 	rsiw_rust_dealloc_driver(rsiw_ctx, ibdev);
+	/* A deferred ib_umem_release() still reads the device. */
+	rsiw_shim_umem_release_flush();
 }
 
 static int rsiw_netdev_event(struct notifier_block *nb, unsigned long event,
@@ -102,6 +104,7 @@ void rsiw_shim_exit(void)
 	/* Waits for a running newlink (link_ops_rwsem) before returning. */
 	rdma_link_unregister(&rsiw_link_ops);
 	unregister_netdevice_notifier(&rsiw_netdev_nb);
+	rsiw_shim_umem_release_flush();
 }
 
 void rsiw_shim_layout(struct rsiw_layout *l)

@@ -5,7 +5,9 @@
  * pinning and object events, which bindgen cannot expose.
  */
 #include <linux/highmem.h>
+#include <linux/llist.h>
 #include <linux/scatterlist.h>
+#include <linux/workqueue.h>
 #include "shim.h"
 
 /* uverbs passes create_cq a bundle; the Rust side takes only the udata. */
@@ -82,16 +84,78 @@ void rsiw_shim_mr_free(struct ib_mr *mr)
 	kfree(container_of(mr, struct rsiw_mr, base));
 }
 
-struct ib_umem *rsiw_shim_umem_get(struct ib_device *ibdev, u64 start,
-				   u64 len, int access, int *err)
-{
-	struct ib_umem *umem = ib_umem_get(ibdev, start, len, access);
+/*
+ * A user region's pages may be let go of in any context: the region's last
+ * reference can be a placement in the receive softirq, or a Send with
+ * Invalidate there, racing with dereg_mr. ib_umem_release() may sleep
+ * (unpinning dirty pages takes the folio lock), so from atomic context it is
+ * handed to a work item, through a node allocated with the umem so that the
+ * hand-over cannot fail.
+ */
+struct rsiw_umem_rel {
+	struct llist_node node;
+	struct ib_umem *umem;
+};
 
+static LLIST_HEAD(rsiw_umem_rel_list);
+
+static void rsiw_umem_rel_fn(struct work_struct *w)
+{
+	struct llist_node *all = llist_del_all(&rsiw_umem_rel_list);
+	struct rsiw_umem_rel *r, *t;
+
+	llist_for_each_entry_safe(r, t, all, node) {
+		ib_umem_release(r->umem);
+		kfree(r);
+	}
+}
+
+static DECLARE_WORK(rsiw_umem_rel_work, rsiw_umem_rel_fn);
+
+struct ib_umem *rsiw_shim_umem_get(struct ib_device *ibdev, u64 start,
+				   u64 len, int access, void **rel, int *err)
+{
+	struct rsiw_umem_rel *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	struct ib_umem *umem;
+
+	if (!r) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	umem = ib_umem_get(ibdev, start, len, access);
 	if (IS_ERR(umem)) {
+		kfree(r);
 		*err = PTR_ERR(umem);
 		return NULL;
 	}
+	*rel = r;
 	return umem;
+}
+
+void rsiw_shim_umem_release(struct ib_umem *umem, void *rel)
+{
+	struct rsiw_umem_rel *r = rel;
+
+	/*
+	 * Softirq and BH-disabled sections show in in_atomic() with any
+	 * config; rsiw's spinlocks are all irqsave (a region's last reference
+	 * can go at the end of a segment, under the RX lock), so they show in
+	 * irqs_disabled() even without CONFIG_PREEMPT_COUNT.
+	 */
+	if (!in_atomic() && !irqs_disabled()) {
+		ib_umem_release(umem);
+		kfree(r);
+		return;
+	}
+	r->umem = umem;
+	llist_add(&r->node, &rsiw_umem_rel_list);
+	schedule_work(&rsiw_umem_rel_work);
+}
+
+/* Before a device is freed and at module exit: no release is left pending. */
+void rsiw_shim_umem_release_flush(void)
+{
+	flush_work(&rsiw_umem_rel_work);
 }
 
 size_t rsiw_shim_umem_npages(struct ib_umem *umem)

@@ -55,7 +55,9 @@ void rsiw_shim_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
 struct ib_mr *rsiw_shim_mr_alloc(void);
 void rsiw_shim_mr_free(struct ib_mr *mr);
 struct ib_umem *rsiw_shim_umem_get(struct ib_device *ibdev, u64 start,
-				   u64 len, int access, int *err);
+				   u64 len, int access, void **rel, int *err);
+void rsiw_shim_umem_release(struct ib_umem *umem, void *rel);
+void rsiw_shim_umem_release_flush(void);
 size_t rsiw_shim_umem_npages(struct ib_umem *umem);
 size_t rsiw_shim_umem_pages(struct ib_umem *umem, struct page **pages,
 			    size_t max);

@@ -11,9 +11,11 @@ use kernel::{alloc::KVVec, prelude::*};
 /// # Invariants
 ///
 /// `umem` is a live `ib_umem` owned by this value; `pages` are its pages in
-/// order, pinned as long as `umem` lives.
+/// order, pinned as long as `umem` lives. `rel` is the release node the shim
+/// allocated with `umem`, owned by this value and consumed with it.
 pub(crate) struct UserPages {
     umem: NonNull<bindings::ib_umem>,
+    rel: NonNull<core::ffi::c_void>,
     pages: KVVec<usize>,
     offset: u64,
 }
@@ -33,11 +35,25 @@ impl UserPages {
     /// `dev` must be the device of the verb being executed (process context).
     pub(crate) fn get(dev: *mut bindings::ib_device, start: u64, len: u64, access: u32) -> Result<Self> {
         let mut err = 0;
-        // SAFETY: `dev` is the device of the running verb; `err` is writable.
-        let raw = unsafe { bindings::rsiw_shim_umem_get(dev, start, len, access as i32, &mut err) };
+        let mut rel = core::ptr::null_mut();
+        // SAFETY: `dev` is the device of the running verb; `rel` and `err`
+        // are writable.
+        let raw = unsafe { bindings::rsiw_shim_umem_get(dev, start, len, access as i32, &mut rel, &mut err) };
         let umem = NonNull::new(raw).ok_or_else(|| Error::from_errno(err))?;
-        // INVARIANT: owned from here; dropped with `ib_umem_release`.
-        let mut this = Self { umem, pages: KVVec::new(), offset: 0 };
+        // The shim sets `rel` whenever it returns a umem.
+        let Some(rel) = NonNull::new(rel) else {
+            // SAFETY: the umem just obtained, released once, in process
+            // context (the verb's).
+            unsafe { bindings::ib_umem_release(umem.as_ptr()) };
+            return Err(ENOMEM);
+        };
+        // INVARIANT: owned from here; dropped with `rsiw_shim_umem_release`.
+        let mut this = Self {
+            umem,
+            rel,
+            pages: KVVec::new(),
+            offset: 0,
+        };
         // SAFETY: live umem.
         let n = unsafe { bindings::rsiw_shim_umem_npages(umem.as_ptr()) };
         this.pages = KVVec::from_elem(0usize, n, GFP_KERNEL)?;
@@ -121,7 +137,11 @@ impl UserPages {
 
 impl Drop for UserPages {
     fn drop(&mut self) {
-        // SAFETY: owned per the type invariant; released once.
-        unsafe { bindings::ib_umem_release(self.umem.as_ptr()) };
+        // Any context: the region's last reference may go in the receive
+        // softirq. The shim releases at once where it may sleep, otherwise
+        // from a work item, flushed before the device is freed.
+        // SAFETY: `umem` and `rel` are owned per the type invariant and
+        // consumed once, here.
+        unsafe { bindings::rsiw_shim_umem_release(self.umem.as_ptr(), self.rel.as_ptr()) };
     }
 }

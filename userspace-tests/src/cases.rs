@@ -70,6 +70,7 @@ pub fn all() -> Vec<Case> {
     add("srq-send-2x4096B-2sge".into(), Box::new(srq));
     add("solicited-event".into(), Box::new(solicited));
     add("send-with-inv".into(), Box::new(send_with_inv));
+    add("dereg-under-writes".into(), Box::new(dereg_under_writes));
     add(
         "err-wrong-rkey".into(),
         Box::new(|e| read_error(e, "err-wrong-rkey", ReadFault::WrongRkey)),
@@ -423,4 +424,56 @@ fn flush(env: &Env) -> Result<(), String> {
         ));
     }
     dst.check(&[GUARD_FILL; 64])
+}
+
+/// `dereg_mr` on the target region while RDMA Writes stream into it: the Writes that
+/// arrive after it fail with the Terminate for an invalid STag (RFC 5040 §7.2), the
+/// connection ends, and nothing else happens: the region's pages, still referenced by a
+/// placement in progress in the receive path (softirq), are released when it lets go.
+fn dereg_under_writes(env: &Env) -> Result<(), String> {
+    const CHUNK: usize = 256 << 10;
+    const DEPTH: u64 = 4;
+    let mut r = req(Kind::Expose, "dereg-under-writes", DEPTH as usize * CHUNK, 1);
+    r.flags = proto::F_DEREG_LATE;
+    let mut c = Client::connect(env, &r)?;
+    let src = Local::new(&c.pd, CHUNK, 1, Some(&proto::pattern(r.seed, CHUNK)))?;
+    let post = |c: &mut Client, k: u64| {
+        let to = c.resp.addr + GUARD as u64 + (k % DEPTH) * CHUNK as u64;
+        c.qp.post_send(k, Op::Write(to, c.resp.rkey), &src.sges(), ffi::SIGNALED)
+            .map_err(|e| e.to_string())
+    };
+    for k in 0..DEPTH {
+        post(&mut c, k)?;
+    }
+    let (mut next, mut ok) = (DEPTH, 0u64);
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    let failed = 'stream: loop {
+        if std::time::Instant::now() > end {
+            return Err(format!("{ok} Writes completed and none failed within 20 s (the server deregisters after {} ms)", proto::DEREG_LATE_MS));
+        }
+        c.pend.poll(&c.cq).map_err(|e| e.to_string())?;
+        for w in c.pend.drain() {
+            if w.status != ffi::WC_SUCCESS {
+                break 'stream w;
+            }
+            ok += 1;
+            post(&mut c, next)?;
+            next += 1;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    };
+    // Writes complete when sent: the one the peer refuses fails with REM_ACCESS_ERR if
+    // it was still in flight, else the QP's next WR is flushed.
+    if failed.status != ffi::WC_REM_ACCESS && failed.status != ffi::WC_FLUSH {
+        wait::expect(&failed, ffi::WC_REM_ACCESS, None)?;
+    }
+    if ok < DEPTH {
+        return Err(format!("only {ok} Writes completed before the deregistration"));
+    }
+    expect_event(
+        &c.chan,
+        ffi::sys::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED,
+        5000,
+    )?;
+    Ok(())
 }

@@ -26,6 +26,11 @@ pub const F_SRQ: u32 = 1;
 pub const F_DEREG: u32 = 2;
 /// Server flag: check the outcome and send the verdict back as a Send.
 pub const F_CHECK: u32 = 4;
+/// Server flag: deregister the exposed region `DEREG_LATE_MS` after accepting, while the
+/// client is still writing into it.
+pub const F_DEREG_LATE: u32 = 8;
+/// When `F_DEREG_LATE` deregisters.
+pub const DEREG_LATE_MS: u64 = 300;
 
 /// Guard bytes around each exposed region and scattered segment.
 pub const GUARD: usize = 8;

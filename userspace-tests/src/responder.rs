@@ -175,6 +175,8 @@ fn handle(chan: &Rc<Channel>, id: &CmId, req: &Req) -> Result<(), String> {
         }
     }
     let deadline = Instant::now() + Duration::from_secs(30);
+    let dereg_at = (req.flags & proto::F_DEREG_LATE != 0)
+        .then(|| Instant::now() + Duration::from_millis(proto::DEREG_LATE_MS));
     let mut verdict_sent = req.flags & proto::F_CHECK == 0;
     if req.kind == Kind::Solicited && !verdict_sent {
         let v = solicited(&mut c, &sinks, &segs, req);
@@ -187,6 +189,12 @@ fn handle(chan: &Rc<Channel>, id: &CmId, req: &Req) -> Result<(), String> {
             return Err("no disconnect within 30 s".into());
         }
         c.pend.poll(&c.cq).map_err(e)?;
+        if dereg_at.is_some_and(|t| Instant::now() >= t) && exposed.is_some() {
+            // Deregistered while the client's Writes stream into it: placements in
+            // progress hold the region, whose pages go with the last of them.
+            println!("rsiw-verbs-test: server: deregistering the exposed region");
+            exposed = None;
+        }
         if !verdict_sent {
             let ready = match req.kind {
                 Kind::Recv => (0..u64::from(req.nrecv)).all(|k| c.pend.has(k)),
