@@ -5,7 +5,6 @@
  * pinning and object events, which bindgen cannot expose.
  */
 #include <linux/highmem.h>
-#include <linux/llist.h>
 #include <linux/scatterlist.h>
 #include <linux/workqueue.h>
 #include "shim.h"
@@ -86,56 +85,74 @@ void rsiw_shim_mr_free(struct ib_mr *mr)
 
 /*
  * A user region's pages may be let go of in any context: the region's last
- * reference can be a placement in the receive softirq, or a Send with
- * Invalidate there, racing with dereg_mr. ib_umem_release() may sleep
- * (unpinning dirty pages takes the folio lock), so from atomic context it is
- * handed to a work item, through a node allocated with the umem so that the
- * hand-over cannot fail.
+ * reference can be a placement in the receive path (softirq, or process
+ * context under an irqsave lock), or a Send with Invalidate there, racing with
+ * dereg_mr. ib_umem_release() may sleep (unpinning dirty pages takes the folio
+ * lock), and so may kvfree() of a vmalloc'ed page array with interrupts off;
+ * from atomic context both are handed to a work item, through the node they
+ * were allocated with, so the hand-over cannot fail.
  */
-struct rsiw_umem_rel {
-	struct llist_node node;
-	struct ib_umem *umem;
-};
-
 static LLIST_HEAD(rsiw_umem_rel_list);
+
+static void rsiw_umem_free(struct rsiw_umem *u)
+{
+	ib_umem_release(u->umem);
+	kvfree(u->pages);
+	kfree(u);
+}
 
 static void rsiw_umem_rel_fn(struct work_struct *w)
 {
 	struct llist_node *all = llist_del_all(&rsiw_umem_rel_list);
-	struct rsiw_umem_rel *r, *t;
+	struct rsiw_umem *u, *t;
 
-	llist_for_each_entry_safe(r, t, all, node) {
-		ib_umem_release(r->umem);
-		kfree(r);
-	}
+	llist_for_each_entry_safe(u, t, all, node)
+		rsiw_umem_free(u);
 }
 
 static DECLARE_WORK(rsiw_umem_rel_work, rsiw_umem_rel_fn);
 
-struct ib_umem *rsiw_shim_umem_get(struct ib_device *ibdev, u64 start,
-				   u64 len, int access, void **rel, int *err)
+struct rsiw_umem *rsiw_shim_umem_get(struct ib_device *ibdev, u64 start,
+				     u64 len, int access, int *err)
 {
-	struct rsiw_umem_rel *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	struct ib_umem *umem;
+	struct rsiw_umem *u = kzalloc(sizeof(*u), GFP_KERNEL);
+	struct sg_page_iter it;
+	size_t n = 0;
 
-	if (!r) {
+	if (!u) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	umem = ib_umem_get(ibdev, start, len, access);
-	if (IS_ERR(umem)) {
-		kfree(r);
-		*err = PTR_ERR(umem);
+	u->umem = ib_umem_get(ibdev, start, len, access);
+	if (IS_ERR(u->umem)) {
+		*err = PTR_ERR(u->umem);
+		kfree(u);
 		return NULL;
 	}
-	*rel = r;
-	return umem;
+	u->npages = ib_umem_num_pages(u->umem);
+	u->offset = ib_umem_offset(u->umem);
+	u->pages = kvcalloc(max_t(size_t, u->npages, 1), sizeof(*u->pages),
+			    GFP_KERNEL);
+	if (!u->pages) {
+		*err = -ENOMEM;
+		rsiw_umem_free(u);
+		return NULL;
+	}
+	for_each_sgtable_page(&u->umem->sgt_append.sgt, &it, 0) {
+		if (n == u->npages)
+			break;
+		u->pages[n++] = sg_page_iter_page(&it);
+	}
+	if (n != u->npages) {
+		*err = -EFAULT;
+		rsiw_umem_free(u);
+		return NULL;
+	}
+	return u;
 }
 
-void rsiw_shim_umem_release(struct ib_umem *umem, void *rel)
+void rsiw_shim_umem_release(struct rsiw_umem *u)
 {
-	struct rsiw_umem_rel *r = rel;
-
 	/*
 	 * Softirq and BH-disabled sections show in in_atomic() with any
 	 * config; rsiw's spinlocks are all irqsave (a region's last reference
@@ -143,12 +160,10 @@ void rsiw_shim_umem_release(struct ib_umem *umem, void *rel)
 	 * irqs_disabled() even without CONFIG_PREEMPT_COUNT.
 	 */
 	if (!in_atomic() && !irqs_disabled()) {
-		ib_umem_release(umem);
-		kfree(r);
+		rsiw_umem_free(u);
 		return;
 	}
-	r->umem = umem;
-	llist_add(&r->node, &rsiw_umem_rel_list);
+	llist_add(&u->node, &rsiw_umem_rel_list);
 	schedule_work(&rsiw_umem_rel_work);
 }
 
@@ -156,30 +171,6 @@ void rsiw_shim_umem_release(struct ib_umem *umem, void *rel)
 void rsiw_shim_umem_release_flush(void)
 {
 	flush_work(&rsiw_umem_rel_work);
-}
-
-size_t rsiw_shim_umem_npages(struct ib_umem *umem)
-{
-	return ib_umem_num_pages(umem);
-}
-
-size_t rsiw_shim_umem_pages(struct ib_umem *umem, struct page **pages,
-			    size_t max)
-{
-	struct sg_page_iter it;
-	size_t n = 0;
-
-	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
-		if (n == max)
-			break;
-		pages[n++] = sg_page_iter_page(&it);
-	}
-	return n;
-}
-
-unsigned int rsiw_shim_umem_offset(struct ib_umem *umem)
-{
-	return ib_umem_offset(umem);
 }
 
 void rsiw_shim_page_copy(struct page *page, size_t off, void *buf,

@@ -7,6 +7,7 @@
 #ifndef RSIW_SHIM_OBJ_H
 #define RSIW_SHIM_OBJ_H
 
+#include <linux/llist.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
@@ -54,14 +55,19 @@ void rsiw_shim_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
 /* --- memory (rust/ffi/mr.rs, rust/ffi/umem.rs) --- */
 struct ib_mr *rsiw_shim_mr_alloc(void);
 void rsiw_shim_mr_free(struct ib_mr *mr);
-struct ib_umem *rsiw_shim_umem_get(struct ib_device *ibdev, u64 start,
-				   u64 len, int access, void **rel, int *err);
-void rsiw_shim_umem_release(struct ib_umem *umem, void *rel);
+/* A pinned user region (rust/ffi/umem.rs): its umem and its pages in order. */
+struct rsiw_umem {
+	struct llist_node node;
+	struct ib_umem *umem;
+	struct page **pages;
+	size_t npages;
+	/* Offset of the first registered byte in the first page. */
+	unsigned int offset;
+};
+struct rsiw_umem *rsiw_shim_umem_get(struct ib_device *ibdev, u64 start,
+				     u64 len, int access, int *err);
+void rsiw_shim_umem_release(struct rsiw_umem *u);
 void rsiw_shim_umem_release_flush(void);
-size_t rsiw_shim_umem_npages(struct ib_umem *umem);
-size_t rsiw_shim_umem_pages(struct ib_umem *umem, struct page **pages,
-			    size_t max);
-unsigned int rsiw_shim_umem_offset(struct ib_umem *umem);
 void rsiw_shim_page_copy(struct page *page, size_t off, void *buf,
 			 size_t len, bool to_page);
 u64 rsiw_shim_page_load64(struct page *page, size_t off);

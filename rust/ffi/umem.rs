@@ -4,24 +4,25 @@
 
 use super::bindings;
 use core::ptr::NonNull;
-use kernel::{alloc::KVVec, prelude::*};
+use kernel::prelude::*;
 
 /// The pages of one `reg_user_mr` registration, pinned until drop.
 ///
 /// # Invariants
 ///
-/// `umem` is a live `ib_umem` owned by this value; `pages` are its pages in
-/// order, pinned as long as `umem` lives. `rel` is the release node the shim
-/// allocated with `umem`, owned by this value and consumed with it.
+/// `u` is a live `rsiw_umem` owned by this value: its umem, and its page
+/// array of `npages` entries (the umem's pages in order, pinned as long as
+/// it lives), both released in drop; `pages`, `npages` and `offset` are
+/// copies of its fields.
 pub(crate) struct UserPages {
-    umem: NonNull<bindings::ib_umem>,
-    rel: NonNull<core::ffi::c_void>,
-    pages: KVVec<usize>,
+    u: NonNull<bindings::rsiw_umem>,
+    pages: NonNull<*mut bindings::page>,
+    npages: usize,
     offset: u64,
 }
 
-// SAFETY: the umem is only released in drop; pages are plain pinned pages
-// usable from any context through kmap_local_page.
+// SAFETY: the umem and its page array are only released in drop; pages are
+// plain pinned pages usable from any context through kmap_local_page.
 unsafe impl Send for UserPages {}
 // SAFETY: as above; copies do not mutate `self`.
 unsafe impl Sync for UserPages {}
@@ -35,38 +36,23 @@ impl UserPages {
     /// `dev` must be the device of the verb being executed (process context).
     pub(crate) fn get(dev: *mut bindings::ib_device, start: u64, len: u64, access: u32) -> Result<Self> {
         let mut err = 0;
-        let mut rel = core::ptr::null_mut();
-        // SAFETY: `dev` is the device of the running verb; `rel` and `err`
-        // are writable.
-        let raw = unsafe { bindings::rsiw_shim_umem_get(dev, start, len, access as i32, &mut rel, &mut err) };
-        let umem = NonNull::new(raw).ok_or_else(|| Error::from_errno(err))?;
-        // The shim sets `rel` whenever it returns a umem.
-        let Some(rel) = NonNull::new(rel) else {
-            // SAFETY: the umem just obtained, released once, in process
-            // context (the verb's).
-            unsafe { bindings::ib_umem_release(umem.as_ptr()) };
-            return Err(ENOMEM);
-        };
-        // INVARIANT: owned from here; dropped with `rsiw_shim_umem_release`.
-        let mut this = Self {
-            umem,
-            rel,
-            pages: KVVec::new(),
-            offset: 0,
-        };
-        // SAFETY: live umem.
-        let n = unsafe { bindings::rsiw_shim_umem_npages(umem.as_ptr()) };
-        this.pages = KVVec::from_elem(0usize, n, GFP_KERNEL)?;
-        let ptrs = this.pages.as_mut_ptr().cast::<*mut bindings::page>();
-        // SAFETY: `ptrs` has room for `n` page pointers (`usize` and a
-        // pointer have the same size and alignment).
-        let got = unsafe { bindings::rsiw_shim_umem_pages(umem.as_ptr(), ptrs, n) };
-        if got != n {
+        // SAFETY: `dev` is the device of the running verb; `err` is writable.
+        let raw = unsafe { bindings::rsiw_shim_umem_get(dev, start, len, access as i32, &mut err) };
+        let u = NonNull::new(raw).ok_or_else(|| Error::from_errno(err))?;
+        // SAFETY: the shim returned a live, filled-in `rsiw_umem`, ours now.
+        let (pages, npages, offset) = unsafe { ((*raw).pages, (*raw).npages, (*raw).offset) };
+        let Some(pages) = NonNull::new(pages) else {
+            // SAFETY: ours, released once; the shim never returns this.
+            unsafe { bindings::rsiw_shim_umem_release(raw) };
             return Err(EFAULT);
-        }
-        // SAFETY: live umem.
-        this.offset = u64::from(unsafe { bindings::rsiw_shim_umem_offset(umem.as_ptr()) });
-        Ok(this)
+        };
+        // INVARIANT: owned from here, released in drop.
+        Ok(Self {
+            u,
+            pages,
+            npages,
+            offset: u64::from(offset),
+        })
     }
 
     /// Offset of the first registered byte inside the first page.
@@ -82,8 +68,13 @@ impl UserPages {
         if in_page.checked_add(len).map_or(true, |end| end as u64 > PAGE) {
             return Err(EINVAL);
         }
-        let p = *self.pages.get(idx).ok_or(EINVAL)?;
-        Ok((p as *mut bindings::page, in_page))
+        if idx >= self.npages {
+            return Err(EINVAL);
+        }
+        // SAFETY: `idx` < `npages`, the length of the live page array
+        // (type invariant).
+        let p = unsafe { *self.pages.as_ptr().add(idx) };
+        Ok((p, in_page))
     }
 
     /// A reference to the page holding byte `off` (`len` bytes within one
@@ -138,10 +129,9 @@ impl UserPages {
 impl Drop for UserPages {
     fn drop(&mut self) {
         // Any context: the region's last reference may go in the receive
-        // softirq. The shim releases at once where it may sleep, otherwise
+        // path. The shim releases at once where it may sleep, otherwise
         // from a work item, flushed before the device is freed.
-        // SAFETY: `umem` and `rel` are owned per the type invariant and
-        // consumed once, here.
-        unsafe { bindings::rsiw_shim_umem_release(self.umem.as_ptr(), self.rel.as_ptr()) };
+        // SAFETY: owned per the type invariant and released once, here.
+        unsafe { bindings::rsiw_shim_umem_release(self.u.as_ptr()) };
     }
 }
