@@ -433,7 +433,12 @@ fn flush(env: &Env) -> Result<(), String> {
 fn dereg_under_writes(env: &Env) -> Result<(), String> {
     const CHUNK: usize = 256 << 10;
     const DEPTH: u64 = 4;
-    let mut r = req(Kind::Expose, "dereg-under-writes", DEPTH as usize * CHUNK, 1);
+    let mut r = req(
+        Kind::Expose,
+        "dereg-under-writes",
+        DEPTH as usize * CHUNK,
+        1,
+    );
     r.flags = proto::F_DEREG_LATE;
     let mut c = Client::connect(env, &r)?;
     let src = Local::new(&c.pd, CHUNK, 1, Some(&proto::pattern(r.seed, CHUNK)))?;
@@ -468,7 +473,9 @@ fn dereg_under_writes(env: &Env) -> Result<(), String> {
         wait::expect(&failed, ffi::WC_REM_ACCESS, None)?;
     }
     if ok < DEPTH {
-        return Err(format!("only {ok} Writes completed before the deregistration"));
+        return Err(format!(
+            "only {ok} Writes completed before the deregistration"
+        ));
     }
     expect_event(
         &c.chan,

@@ -22,7 +22,11 @@ type Rounds = BTreeMap<(String, String), BTreeMap<u32, f64>>;
 fn round_of(info: &str) -> Option<((String, String), u32, f64)> {
     let f: Vec<&str> = info.strip_prefix("round ")?.split_whitespace().collect();
     match f.as_slice() {
-        [r, dev, test, v] => Some(((dev.to_string(), test.to_string()), r.parse().ok()?, v.parse().ok()?)),
+        [r, dev, test, v] => Some((
+            (dev.to_string(), test.to_string()),
+            r.parse().ok()?,
+            v.parse().ok()?,
+        )),
         _ => None,
     }
 }
@@ -56,7 +60,10 @@ fn paired(r: &Rounds, a: (&str, &str), b: (&str, &str)) -> String {
     let Some(m) = median(&mut q) else {
         return "-".into();
     };
-    let (lo, hi) = (q.first().copied().unwrap_or(m), q.last().copied().unwrap_or(m));
+    let (lo, hi) = (
+        q.first().copied().unwrap_or(m),
+        q.last().copied().unwrap_or(m),
+    );
     format!("{m:.2} [{lo:.2}-{hi:.2}] ({n})")
 }
 
@@ -66,7 +73,10 @@ fn spread_of(info: &str) -> Option<((String, String), (f64, f64))> {
     // Test names hold a colon too (`ib_atomic_bw:CMP_AND_SWAP`); the values follow `: `.
     let (key, vals) = rest.split_once(": ")?;
     let (dev, test) = key.trim().split_once(' ')?;
-    let v: Vec<f64> = vals.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    let v: Vec<f64> = vals
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
     let min = v.iter().copied().reduce(f64::min)?;
     let max = v.iter().copied().reduce(f64::max)?;
     Some(((dev.to_string(), test.to_string()), (min, max)))
@@ -113,7 +123,11 @@ struct Sig(f64);
 impl std::fmt::Display for Sig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let v = self.0;
-        let digits = if v == 0.0 { 0 } else { (3 - v.abs().log10().floor() as i32).clamp(0, 6) };
+        let digits = if v == 0.0 {
+            0
+        } else {
+            (3 - v.abs().log10().floor() as i32).clamp(0, 6)
+        };
         write!(f, "{:.*}", digits as usize, v)
     }
 }
@@ -121,7 +135,10 @@ impl std::fmt::Display for Sig {
 /// The cell with the range of its runs, `median [min–max]`.
 fn cell_range(c: &Cells, s: &Spread, dev: &str, test: &str) -> String {
     let base = cell(c, dev, test);
-    match (value(c, dev, test), s.get(&(dev.to_string(), test.to_string()))) {
+    match (
+        value(c, dev, test),
+        s.get(&(dev.to_string(), test.to_string())),
+    ) {
         (Some(_), Some((lo, hi))) => format!("{base} [{}-{}]", Sig(*lo), Sig(*hi)),
         _ => base,
     }
@@ -293,8 +310,14 @@ pub fn run(ctx: &Ctx, timeout: u64) -> Result<ExitCode> {
     std::fs::create_dir_all(&out)?;
     let file = out.join("bench.txt");
     std::fs::write(&file, &t)?;
-    eprintln!("bench: table in {}, console log {}", vm::show(&ctx.root, &file), vm::show(&ctx.root, &run.log));
-    let failed = cells.values().any(|v| matches!(v, Err(w) if w.starts_with("failed")));
+    eprintln!(
+        "bench: table in {}, console log {}",
+        vm::show(&ctx.root, &file),
+        vm::show(&ctx.root, &run.log)
+    );
+    let failed = cells
+        .values()
+        .any(|v| matches!(v, Err(w) if w.starts_with("failed")));
     if let Some(p) = o.run_problem() {
         eprintln!("bench: run FAILED: {p}");
         return Ok(ExitCode::FAILURE);
@@ -319,7 +342,13 @@ mod tests {
         assert_eq!(info, vec!["kernel 6.12".to_string()]);
         assert_eq!(value(&c, "rsiw0", "ib_write_bw@65536"), Some(0.5));
         assert_eq!(cell(&c, "siw0", "ib_atomic_bw"), "n/a (atomic_cap NONE)");
-        assert_eq!(ratio(value(&c, "rsiw0", "ib_write_bw@65536"), value(&c, "siw0", "ib_write_bw@65536")), "2.00");
+        assert_eq!(
+            ratio(
+                value(&c, "rsiw0", "ib_write_bw@65536"),
+                value(&c, "siw0", "ib_write_bw@65536")
+            ),
+            "2.00"
+        );
         assert!(table(&c, &info).contains("ib_write_bw@65536"));
     }
 
@@ -330,7 +359,10 @@ mod tests {
              RSIW-BENCH rsiw0 ib_atomic_lat:FETCH_AND_ADD us 55\n",
         );
         let t = table(&c, &info);
-        let row = t.lines().find(|l| l.contains("/ rsiw's Read latency")).unwrap_or_default();
+        let row = t
+            .lines()
+            .find(|l| l.contains("/ rsiw's Read latency"))
+            .unwrap_or_default();
         assert!(row.contains("1.10"), "{t}");
         assert!(!row.contains("4.00") && !row.contains("0.27"), "{t}");
     }
@@ -351,9 +383,15 @@ mod tests {
              RSIW-BENCH rxe0 ib_atomic_bw:CMP_AND_SWAP Mops/s 0.0277\n",
         );
         let t = table(&c, &info);
-        let row = t.lines().find(|l| l.starts_with("ib_atomic_bw:CMP_AND_SWAP")).unwrap_or_default();
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("ib_atomic_bw:CMP_AND_SWAP"))
+            .unwrap_or_default();
         // Round 4 has no rxe value: three pairs.
-        assert!(row.contains("1.17") && row.contains("1.81 [1.03-2.17] (3)"), "{t}");
+        assert!(
+            row.contains("1.17") && row.contains("1.81 [1.03-2.17] (3)"),
+            "{t}"
+        );
         assert!(!t.contains("# round"), "{t}");
     }
 
@@ -363,8 +401,12 @@ mod tests {
         assert_eq!(median(&mut [2.0]), Some(2.0));
         assert_eq!(median(&mut []), None);
         let mut r = Rounds::new();
-        r.entry(("a".into(), "t".into())).or_default().insert(1, 1.0);
-        r.entry(("b".into(), "t".into())).or_default().insert(2, 1.0);
+        r.entry(("a".into(), "t".into()))
+            .or_default()
+            .insert(1, 1.0);
+        r.entry(("b".into(), "t".into()))
+            .or_default()
+            .insert(2, 1.0);
         assert_eq!(paired(&r, ("a", "t"), ("b", "t")), "-");
     }
 
@@ -376,8 +418,14 @@ mod tests {
              RSIW-BENCH rsiw0 ib_send_lat@8 us 45.02\nRSIW-BENCH rxe0 ib_atomic_bw:CMP_AND_SWAP Mops/s 0.0346\n",
         );
         let s: Spread = info.iter().filter_map(|i| spread_of(i)).collect();
-        assert_eq!(cell_range(&c, &s, "rsiw0", "ib_send_lat@8"), "45.02 [34.97-60.40]");
-        assert_eq!(cell_range(&c, &s, "rxe0", "ib_atomic_bw:CMP_AND_SWAP"), "0.03460 [0.03000-0.04000]");
+        assert_eq!(
+            cell_range(&c, &s, "rsiw0", "ib_send_lat@8"),
+            "45.02 [34.97-60.40]"
+        );
+        assert_eq!(
+            cell_range(&c, &s, "rxe0", "ib_atomic_bw:CMP_AND_SWAP"),
+            "0.03460 [0.03000-0.04000]"
+        );
         let t = table(&c, &info);
         assert!(!t.contains("# spread"), "{t}");
         assert!(t.contains("ib_read_lat:rounds@8"), "{t}");
