@@ -132,7 +132,14 @@ fn real_main() -> Result<ExitCode> {
         }
         "test" => test(&ctx, &a),
         // Benchmarks run on the perf flavour (no KASAN/lockdep) unless asked otherwise.
-        "bench" => bench::run(&Ctx::new(if a.flavour_given { a.flavour } else { Flavour::Perf }), a.timeout),
+        "bench" => bench::run(
+            &Ctx::new(if a.flavour_given {
+                a.flavour
+            } else {
+                Flavour::Perf
+            }),
+            a.timeout,
+        ),
         "help" | "-h" | "--help" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

@@ -71,8 +71,9 @@ pub fn kernel_text(line: &str) -> Option<&str> {
 /// protection fault ip:… sp:… error:… in LIB[…]`. A fault in the kernel is an
 /// `Oops: general protection fault …` instead, which stays a splat.
 fn is_user_fault(k: &str) -> bool {
-    k.strip_prefix("traps: ")
-        .is_some_and(|r| r.contains("] ") && r.contains(" ip:") && r.contains(" sp:") && r.contains(" error:"))
+    k.strip_prefix("traps: ").is_some_and(|r| {
+        r.contains("] ") && r.contains(" ip:") && r.contains(" sp:") && r.contains(" error:")
+    })
 }
 
 /// All splats in `lines`. Kernel patterns are matched only on kernel lines (user

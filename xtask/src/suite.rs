@@ -409,7 +409,10 @@ mod tests {
         assert_eq!(j.len(), 2);
         assert_eq!(j[0].name, "t/rping");
         assert!(j[0].failure.is_none());
-        assert_eq!(j[0].skipped.as_deref(), Some("rsiw0: no QPs yet (max_qp=0)"));
+        assert_eq!(
+            j[0].skipped.as_deref(),
+            Some("rsiw0: no QPs yet (max_qp=0)")
+        );
         assert!(j[1].failure.is_none() && j[1].skipped.is_none());
     }
 
