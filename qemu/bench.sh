@@ -14,7 +14,7 @@ LAT_ITERS=${BENCH_LAT_ITERS:-1000}
 # The atomic rounds measure steady state: 2000 Atomics take 30-90 ms here, about the
 # time the scheduler needs to spread perftest's two busy-polling processes over the
 # two vCPUs, so such a short run measured where the processes happened to start (both
-# rsiw and rxe were bimodal run to run). 20000 Atomics (0.3-1 s) and 5000 round trips
+# rsiw and rxe were bimodal run to run). 20000 Atomics (0.3-2 s) and 5000 round trips
 # per latency run are past that (Documentation/performance.md, runs R on).
 AT_ITERS=${BENCH_ATOMIC_ITERS:-20000}
 ROUND_LAT_ITERS=${BENCH_ROUND_LAT_ITERS:-5000}
