@@ -235,26 +235,19 @@ impl WorkItem for Engine {
     }
 }
 
-/// An established connection driving a QP; the QP and the stream hold it.
-pub(crate) struct Conn {
-    eng: Arc<Engine>,
-}
-
-impl Conn {
-    /// Starts the engine on `qp` over `stream` (process context): attaches
-    /// it to the QP, moves the QP to RTS with the negotiated ORD/IRD and
-    /// installs the stream callbacks (which may deliver queued bytes at
-    /// once). The initiator of a peer-to-peer connection sends its RTR.
-    pub(crate) fn start(qp: Arc<Qp>, stream: Arc<Stream>, params: Params) -> Result<Arc<Conn>> {
-        // rsiw never inserts markers (the CM refuses to negotiate them).
-        if params.markers_tx {
-            return Err(ENOTSUPP);
-        }
+impl Engine {
+    /// The engine of a new connection, not yet attached to anything (process
+    /// context). Its state is built on the stack and moved into place, so
+    /// this stays out of line: its frame must be gone before `Conn::start`
+    /// attaches the stream, whose socket drain runs RX in the caller's
+    /// context (a connection accepted from `rdma_accept` runs the peer's
+    /// first FPDUs there).
+    #[inline(never)]
+    fn build(qp: &Arc<Qp>, stream: &Arc<Stream>, params: Params) -> Result<Arc<Engine>> {
         if crc::self_test(&KernelCrc32c).is_err() {
             return Err(EIO);
         }
-        let ord = params.ord.min(MAX_RD_ATOMIC);
-        let ird = params.ird.min(MAX_RD_ATOMIC);
+        let (ord, ird) = (params.ord, params.ird);
         let sq = qp.caps().max_send_wr as usize;
         // An unknown MSS (0) would give no room for a header: assume the minimum.
         let mulpdu = crate::proto::fpdu::mulpdu(params.mss.max(536), false);
@@ -281,18 +274,18 @@ impl Conn {
                 },
             ),
             shared.rtr_wait,
-        );
+        )?;
         let tx_state = tx::TxState::new(TxFramer::new(TxConfig {
             crc: params.crc,
             markers: false,
             mulpdu,
         }), mulpdu)?;
         let (eng_qp, eng_stream) = (qp.clone(), stream.clone());
-        let eng = Arc::pin_init(
+        Arc::pin_init(
             pin_init!(Engine {
                 qp: eng_qp,
                 stream: eng_stream,
-                params: Params { ord, ird, ..params },
+                params,
                 stopped: AtomicBool::new(false),
                 busy: AtomicU32::new(0),
                 tx_cpu: NEXT_TX_CPU.fetch_add(1, Ordering::Relaxed),
@@ -305,7 +298,27 @@ impl Conn {
                 work <- new_work!("rsiw_engine_tx"),
             }),
             GFP_KERNEL,
-        )?;
+        )
+    }
+}
+
+/// An established connection driving a QP; the QP and the stream hold it.
+pub(crate) struct Conn {
+    eng: Arc<Engine>,
+}
+
+impl Conn {
+    /// Starts the engine on `qp` over `stream` (process context): attaches
+    /// it to the QP, moves the QP to RTS with the negotiated ORD/IRD and
+    /// installs the stream callbacks (which may deliver queued bytes at
+    /// once). The initiator of a peer-to-peer connection sends its RTR.
+    pub(crate) fn start(qp: Arc<Qp>, stream: Arc<Stream>, params: Params) -> Result<Arc<Conn>> {
+        // rsiw never inserts markers (the CM refuses to negotiate them).
+        if params.markers_tx {
+            return Err(ENOTSUPP);
+        }
+        let (ord, ird) = (params.ord.min(MAX_RD_ATOMIC), params.ird.min(MAX_RD_ATOMIC));
+        let eng = Engine::build(&qp, &stream, Params { ord, ird, ..params })?;
         let conn = Arc::new(Conn { eng: eng.clone() }, GFP_KERNEL)?;
         qp.set_conn(Some(conn.clone()));
         if let Err(e) = qp.set_rts(ord, ird) {

@@ -20,7 +20,7 @@ use crate::{
     },
     qp::{QpEvent, RecvWqe},
 };
-use kernel::{prelude::*, sync::Arc};
+use kernel::{alloc::KVec, prelude::*, sync::Arc};
 
 /// Deferred actions one chunk of input can produce at most: one Recv per
 /// untagged FPDU (at least 24 octets: 26 per chunk), plus one Reap, one
@@ -91,7 +91,10 @@ pub(super) struct RxCtx {
     recv: Option<Recv>,
     seg: Seg,
     pending: Pending,
-    deferred: [Option<Action>; DEFER],
+    /// `DEFER` slots, allocated once: an `Action` holds a receive WQE, and
+    /// an inline array of them (about 4.6 KiB) made the engine's constructor
+    /// a 12 KiB stack frame, live under the socket drain of `Stream::attach`.
+    deferred: KVec<Option<Action>>,
     n_deferred: usize,
     /// Stop parsing: an error or a Terminate ended the stream.
     dead: bool,
@@ -108,19 +111,23 @@ pub(super) struct RxState {
 }
 
 impl RxState {
-    pub(super) fn new(parser: RxParser<KernelCrc32c>, rtr_wait: bool) -> Self {
-        Self {
+    pub(super) fn new(parser: RxParser<KernelCrc32c>, rtr_wait: bool) -> Result<Self> {
+        let mut deferred = KVec::with_capacity(DEFER, GFP_KERNEL)?;
+        for _ in 0..DEFER {
+            deferred.push(None, GFP_KERNEL)?;
+        }
+        Ok(Self {
             parser,
             ctx: RxCtx {
                 recv: None,
                 seg: Seg::None,
                 pending: Pending::None,
-                deferred: core::array::from_fn(|_| None),
+                deferred,
                 n_deferred: 0,
                 dead: false,
                 rtr_wait,
             },
-        }
+        })
     }
 
     /// The receive WQE in progress, for a flush; nothing is placed after.

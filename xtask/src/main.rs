@@ -7,6 +7,7 @@ mod bench;
 mod cmd;
 mod cpio;
 mod ctx;
+mod frames;
 mod hosttests;
 mod image;
 mod kernel;

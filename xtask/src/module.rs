@@ -49,7 +49,8 @@ pub fn build_rsiw(ctx: &Ctx, k: &Kernel) -> Part {
             .arg(format!("LLVM={}", llvm())),
         "fix the compile error above; `cargo xtask setup` installs the toolchain",
     )
-    .and_then(|()| copy_out(&ctx.root.join("rsiw.ko"), &ctx.out_dir()));
+    .and_then(|()| copy_out(&ctx.root.join("rsiw.ko"), &ctx.out_dir()))
+    .and_then(|p| crate::frames::check(&p, &llvm()).map(|()| p));
     match r {
         Ok(p) => Part::Built(p),
         Err(e) => {
