@@ -232,7 +232,15 @@ impl Cq {
             }
             None => {
                 let ring = KVVec::from_elem(Cqe::default(), cqe as usize, GFP_KERNEL)?;
-                (Store::Kernel(KernelRing { ring, head: 0, count: 0, arm: Arm::None }), cqe)
+                (
+                    Store::Kernel(KernelRing {
+                        ring,
+                        head: 0,
+                        count: 0,
+                        arm: Arm::None,
+                    }),
+                    cqe,
+                )
             }
         };
         let cq = Arc::pin_init(
@@ -326,7 +334,11 @@ impl Cq {
         };
         // A pending "next" arm is not narrowed by a later "solicited" one.
         if !(solicited_only && k.arm == Arm::Next) {
-            k.arm = if solicited_only { Arm::Solicited } else { Arm::Next };
+            k.arm = if solicited_only {
+                Arm::Solicited
+            } else {
+                Arm::Next
+            };
         }
         Missed(report_missed && k.count > 0)
     }

@@ -59,7 +59,9 @@ pub(crate) struct Device {
 /// Takes a slot of `count` if fewer than `max` are taken.
 fn take_slot(count: &AtomicU32, max: u32) -> bool {
     count
-        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then(|| n + 1))
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < max).then(|| n + 1)
+        })
         .is_ok()
 }
 

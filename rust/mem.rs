@@ -32,7 +32,8 @@ impl Access {
     /// `IB_ACCESS_MW_BIND`: memory windows may be bound to the region.
     pub(crate) const MW_BIND: Self = Self(0x10);
     /// The remote rights a memory window may grant.
-    pub(crate) const REMOTE: u32 = Self::REMOTE_WRITE.0 | Self::REMOTE_READ.0 | Self::REMOTE_ATOMIC.0;
+    pub(crate) const REMOTE: u32 =
+        Self::REMOTE_WRITE.0 | Self::REMOTE_READ.0 | Self::REMOTE_ATOMIC.0;
     /// Rights rsiw understands; others are refused at registration.
     pub(crate) const KNOWN: u32 = 0x1f | 0x100 /* ZERO_BASED */ | 0x100000 /* RELAXED */;
 
@@ -171,7 +172,9 @@ impl Mem {
     /// finish on memory that stays pinned until the last reference drops.
     /// A window lets go of its region.
     pub(crate) fn deregister(&self, dev: &Device) {
-        let removed = dev.mems().remove(self.index.load(Ordering::Acquire) as usize);
+        let removed = dev
+            .mems()
+            .remove(self.index.load(Ordering::Acquire) as usize);
         let parent = self.unbind();
         drop(removed);
         drop(parent);
@@ -410,7 +413,10 @@ impl Mem {
         }
         // The range must stay inside the mapped pages.
         let mapped = (s.npages as u64).saturating_mul(s.page_size);
-        if len.checked_add(s.first_off).map_or(true, |end| end > mapped) {
+        if len
+            .checked_add(s.first_off)
+            .map_or(true, |end| end > mapped)
+        {
             return Err(MemError::Bounds);
         }
         s.key = key;

@@ -326,7 +326,10 @@ impl SendQueue {
             }
             Self::User(u) => {
                 let Ok(mut produced) = u.ring.produced(u.head) else {
-                    return Next::Bad(BadWqe { wr_id: 0, status: WcStatus::GeneralErr });
+                    return Next::Bad(BadWqe {
+                        wr_id: 0,
+                        status: WcStatus::GeneralErr,
+                    });
                 };
                 if produced == u.next {
                     if !park || u.ring.park(u.next) {
@@ -514,12 +517,28 @@ impl Qp {
                     }
                     None => RecvQueue::Kernel(RecvRing::new(1)?),
                 };
-                (SendQueue::User(UserSend { ring: usq, head: 0, next: 0 }), rq)
+                (
+                    SendQueue::User(UserSend {
+                        ring: usq,
+                        head: 0,
+                        next: 0,
+                    }),
+                    rq,
+                )
             }
             None => {
-                let ring = KVVec::from_elem(SendWqe::default(), caps.max_send_wr as usize, GFP_KERNEL)?;
-                let sq = SendRing { ring, head: 0, peek: 0, tail: 0 };
-                (SendQueue::Kernel(sq), RecvQueue::Kernel(RecvRing::new(caps.max_recv_wr.max(1))?))
+                let ring =
+                    KVVec::from_elem(SendWqe::default(), caps.max_send_wr as usize, GFP_KERNEL)?;
+                let sq = SendRing {
+                    ring,
+                    head: 0,
+                    peek: 0,
+                    tail: 0,
+                };
+                (
+                    SendQueue::Kernel(sq),
+                    RecvQueue::Kernel(RecvRing::new(caps.max_recv_wr.max(1))?),
+                )
             }
         };
         let caps = *caps;
@@ -634,7 +653,8 @@ impl Qp {
             }
             let to = m.state.unwrap_or(inner.state);
             check_transition(inner.state, to, inner.conn.is_some())?;
-            if m.ord.is_some_and(|v| v > MAX_RD_ATOMIC) || m.ird.is_some_and(|v| v > MAX_RD_ATOMIC) {
+            if m.ord.is_some_and(|v| v > MAX_RD_ATOMIC) || m.ird.is_some_and(|v| v > MAX_RD_ATOMIC)
+            {
                 return Err(EINVAL);
             }
             if let Some(a) = m.access {
@@ -710,7 +730,9 @@ impl Qp {
                     let tail = sq.tail;
                     *sq.slot(tail).ok_or(ENOMEM)? = wqe;
                     sq.tail = tail.wrapping_add(1);
-                    let kick = (inner.state == QpState::Rts).then(|| inner.conn.clone()).flatten();
+                    let kick = (inner.state == QpState::Rts)
+                        .then(|| inner.conn.clone())
+                        .flatten();
                     (kick, None)
                 }
                 // Kernel consumers drain a dead QP by posting to it; like siw,
@@ -978,7 +1000,13 @@ impl Qp {
         let mw = self.dev.mem_by_index(w.rkey).ok_or(MemError::Stag)?;
         let region = self.dev.mem_lookup(sge.lkey).ok_or(MemError::Stag)?;
         let access = Access(u32::try_from(w.imm).map_err(|_| MemError::Access)?);
-        mw.bind(self.pd, region, (w.inv_rkey & 0xff) as u8, access, (sge.addr, u64::from(sge.len)))
+        mw.bind(
+            self.pd,
+            region,
+            (w.inv_rkey & 0xff) as u8,
+            access,
+            (sge.addr, u64::from(sge.len)),
+        )
     }
 
     /// `destroy_qp` (process context, may sleep): stops the engine, takes
@@ -1027,7 +1055,10 @@ impl Qp {
             return None;
         };
         let rq = self.rq.lock();
-        Some(f(&u.ring, if self.srq.is_some() { None } else { rq.user() }))
+        Some(f(
+            &u.ring,
+            if self.srq.is_some() { None } else { rq.user() },
+        ))
     }
 
     /// Attributes for `query_qp`.
@@ -1039,7 +1070,10 @@ impl Qp {
 
 /// A receive WQE standing for a refused user RQE, to complete it.
 fn bad_recv(bad: &BadWqe) -> RecvWqe {
-    RecvWqe { wr_id: bad.wr_id, ..RecvWqe::default() }
+    RecvWqe {
+        wr_id: bad.wr_id,
+        ..RecvWqe::default()
+    }
 }
 
 /// The verbs state machine (IB spec 11.2.4 as iWARP verbs use it).

@@ -2,8 +2,8 @@
 //! rsiw: a software iWARP RNIC (RFC 5040, RFC 5041, RFC 5044, RFC 7306) for
 //! the Linux RDMA subsystem.
 
-mod cq;
 mod cm;
+mod cq;
 mod device;
 mod driver;
 mod engine;
@@ -11,10 +11,10 @@ mod ffi;
 mod link;
 mod mem;
 mod netdev_events;
-mod stream;
 mod qp;
 mod slots;
 mod srq;
+mod stream;
 // User rings: used once the verbs objects take udata.
 #[allow(dead_code)]
 mod uqueue;

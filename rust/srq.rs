@@ -44,7 +44,6 @@ impl RecvWqe {
     pub(crate) fn sges(&self) -> &[Sge] {
         self.sge.get(..usize::from(self.num_sge)).unwrap_or(&[])
     }
-
 }
 
 /// A fixed-size FIFO of receive WQEs.
@@ -221,7 +220,11 @@ impl Srq {
         match made {
             Ok(srq) => {
                 let max_wr = srq.inner.lock().ring.size();
-                let granted = SrqAttr { max_sge: srq.max_sge, max_wr, ..attr };
+                let granted = SrqAttr {
+                    max_sge: srq.max_sge,
+                    max_wr,
+                    ..attr
+                };
                 Ok((srq, granted))
             }
             Err(e) => {
@@ -293,6 +296,10 @@ impl Srq {
     /// `query_srq`.
     pub(crate) fn query(&self) -> SrqAttr {
         let inner = self.inner.lock();
-        SrqAttr { max_wr: inner.ring.size(), max_sge: self.max_sge, limit: inner.limit }
+        SrqAttr {
+            max_wr: inner.ring.size(),
+            max_sge: self.max_sge,
+            limit: inner.limit,
+        }
     }
 }

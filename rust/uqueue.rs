@@ -110,7 +110,10 @@ fn send_op(op: awqe::SqOpcode) -> SendOp {
 /// Validates a copied SQE (`Sqe::validate`, shared with the provider) and
 /// turns it into a work request.
 fn send_wqe(sqe: &awqe::Sqe, max_sge: u32, max_inline: u32) -> Result<SendWqe, BadWqe> {
-    let bad = |status| BadWqe { wr_id: sqe.wr_id, status };
+    let bad = |status| BadWqe {
+        wr_id: sqe.wr_id,
+        status,
+    };
     let op = sqe.validate(max_sge, max_inline).map_err(|e| match e {
         awqe::SqeError::Inline => bad(WcStatus::LocLenErr),
         _ => bad(WcStatus::LocQpOpErr),
@@ -377,7 +380,8 @@ impl UserCq {
         let mem = &self.ring.mem;
         let head = mem.consumer().load(Ordering::Acquire);
         // A consumer index the kernel never produced counts as full too.
-        let full = ring::ring_used(self.tail, head, self.ring.entries).map_or(true, |n| n >= self.ring.entries);
+        let full = ring::ring_used(self.tail, head, self.ring.entries)
+            .map_or(true, |n| n >= self.ring.entries);
         if full {
             mem.flags().fetch_or(ring::CQ_OVERFLOW, Ordering::Relaxed);
             return Err(ENOSPC);
@@ -401,7 +405,8 @@ impl UserCq {
         let mut cur = flags.load(Ordering::Relaxed);
         for _ in 0..ARM_RETRIES {
             // RFC 5040 §5.3: a solicited arm fires on solicited (or failed) completions only.
-            let fire = cur & ring::CQ_ARM_NEXT != 0 || (cur & ring::CQ_ARM_SOLICITED != 0 && solicited);
+            let fire =
+                cur & ring::CQ_ARM_NEXT != 0 || (cur & ring::CQ_ARM_SOLICITED != 0 && solicited);
             if !fire {
                 return false;
             }

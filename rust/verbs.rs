@@ -71,7 +71,8 @@ pub(crate) fn query_device(dev: &Device, udata: Option<&Udata<'_>>) -> Result<De
         max_pd: MAX_PD,
         device_cap_flags: (bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
             | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW
-            | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B) as u64,
+            | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B)
+            as u64,
         // Lets `rdma link delete` unregister the device.
         kernel_cap_flags: u64::from(bindings::ib_kernel_cap_flags_IBK_ALLOW_USER_UNREG),
     })

@@ -125,7 +125,13 @@ pub unsafe extern "C" fn create_cq(
     }
     // SAFETY: the context is live.
     let fd = unsafe { (*ibctx).cmd_fd };
-    match Ring::map(fd, resp.drv.cq_key, resp.drv.cq_len, resp.drv.num_cqe, CQE_SIZE) {
+    match Ring::map(
+        fd,
+        resp.drv.cq_key,
+        resp.drv.cq_len,
+        resp.drv.num_cqe,
+        CQE_SIZE,
+    ) {
         Ok(r) => cq.ring = Some(r),
         Err(e) => {
             // SAFETY: the kernel CQ was created above and is not handed out.
@@ -178,8 +184,12 @@ impl Cq {
     /// Hands up to `n` CQEs, oldest first, to `put(i, cqe)` for i = 0..; the
     /// count taken, or `-EINVAL`.
     pub fn poll(&self, n: c_int, mut put: impl FnMut(usize, &Cqe)) -> c_int {
-        let Some(ring) = &self.ring else { return -(sys::EINVAL as c_int) };
-        let Ok(max) = u32::try_from(n) else { return -(sys::EINVAL as c_int) };
+        let Some(ring) = &self.ring else {
+            return -(sys::EINVAL as c_int);
+        };
+        let Ok(max) = u32::try_from(n) else {
+            return -(sys::EINVAL as c_int);
+        };
         let mut head = self.head.lock().unwrap_or_else(|e| e.into_inner());
         // Acquire: CQEs before the index are written.
         let tail = ring.producer().load(Ordering::Acquire);
@@ -223,8 +233,14 @@ impl Cq {
 pub unsafe extern "C" fn req_notify_cq(cq: *mut sys::ibv_cq, solicited_only: c_int) -> c_int {
     // SAFETY: per the requirements.
     let cq = unsafe { from_ibv(cq) };
-    let Some(ring) = &cq.ring else { return sys::EINVAL as c_int };
-    let bit = if solicited_only != 0 { CQ_ARM_SOLICITED } else { CQ_ARM_NEXT };
+    let Some(ring) = &cq.ring else {
+        return sys::EINVAL as c_int;
+    };
+    let bit = if solicited_only != 0 {
+        CQ_ARM_SOLICITED
+    } else {
+        CQ_ARM_NEXT
+    };
     // SeqCst, then the caller polls again: pairs with the kernel's fence between
     // its producer store and its flags load, so no CQE is missed by both.
     ring.flags().fetch_or(bit, Ordering::SeqCst);
@@ -255,7 +271,9 @@ mod test {
         };
         let mut wc = [sys::ibv_wc::default(); 8];
         // SAFETY: a CQ of the test's own making; wc holds 8 entries.
-        let poll = |cq: &mut Cq, wc: &mut [sys::ibv_wc], n| unsafe { poll_cq(&mut cq.ibv_cq, n, wc.as_mut_ptr()) };
+        let poll = |cq: &mut Cq, wc: &mut [sys::ibv_wc], n| unsafe {
+            poll_cq(&mut cq.ibv_cq, n, wc.as_mut_ptr())
+        };
         assert_eq!(poll(&mut cq, &mut wc, 8), 0);
         for i in 0..3 {
             push(i);
@@ -275,7 +293,10 @@ mod test {
         assert_eq!(kernel.flags().load(Ordering::Acquire), CQ_ARM_SOLICITED);
         // SAFETY: as above.
         assert_eq!(unsafe { req_notify_cq(&mut cq.ibv_cq, 0) }, 0);
-        assert_eq!(kernel.flags().load(Ordering::Acquire), CQ_ARM_SOLICITED | CQ_ARM_NEXT);
+        assert_eq!(
+            kernel.flags().load(Ordering::Acquire),
+            CQ_ARM_SOLICITED | CQ_ARM_NEXT
+        );
     }
 
     fn cqe(opcode: u8, status: u8, flags: u8, ex: u64) -> Cqe {
@@ -304,7 +325,12 @@ mod test {
 
     #[test]
     fn immediate_is_network_order_low_half() {
-        let wc = to_wc(&cqe(CqOpcode::RecvWriteImm as u8, 0, CQE_WITH_IMM, 0xdead_beef_0102_0304));
+        let wc = to_wc(&cqe(
+            CqOpcode::RecvWriteImm as u8,
+            0,
+            CQE_WITH_IMM,
+            0xdead_beef_0102_0304,
+        ));
         assert_eq!(wc.opcode, sys::ibv_wc_opcode_IBV_WC_RECV_RDMA_WITH_IMM);
         assert_eq!(wc.wc_flags, sys::ibv_wc_flags_IBV_WC_WITH_IMM);
         // SAFETY: reading a plain u32 union member.
@@ -331,7 +357,13 @@ mod test {
 
     #[test]
     fn unknown_codes_become_general_error() {
-        assert_eq!(to_wc(&cqe(200, 0, 0, 0)).status, sys::ibv_wc_status_IBV_WC_GENERAL_ERR);
-        assert_eq!(to_wc(&cqe(0, 99, 0, 0)).status, sys::ibv_wc_status_IBV_WC_GENERAL_ERR);
+        assert_eq!(
+            to_wc(&cqe(200, 0, 0, 0)).status,
+            sys::ibv_wc_status_IBV_WC_GENERAL_ERR
+        );
+        assert_eq!(
+            to_wc(&cqe(0, 99, 0, 0)).status,
+            sys::ibv_wc_status_IBV_WC_GENERAL_ERR
+        );
     }
 }

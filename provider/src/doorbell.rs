@@ -18,8 +18,10 @@ pub struct DoorbellCmd {
 }
 
 /// `RDMA_VERBS_IOCTL` = `_IOWR(RDMA_IOCTL_MAGIC, 1, struct ib_uverbs_ioctl_hdr)`.
-pub const RDMA_VERBS_IOCTL: c_ulong =
-    (3 << 30) | ((size_of::<sys::ib_uverbs_ioctl_hdr>() as c_ulong) << 16) | ((sys::RDMA_IOCTL_MAGIC as c_ulong) << 8) | 1;
+pub const RDMA_VERBS_IOCTL: c_ulong = (3 << 30)
+    | ((size_of::<sys::ib_uverbs_ioctl_hdr>() as c_ulong) << 16)
+    | ((sys::RDMA_IOCTL_MAGIC as c_ulong) << 8)
+    | 1;
 
 /// The doorbell command for QP `handle` on a context with `driver_id`.
 pub fn doorbell_cmd(handle: u32, driver_id: u32) -> DoorbellCmd {

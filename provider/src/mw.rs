@@ -13,13 +13,24 @@ use core::ptr::null_mut;
 /// # Safety
 ///
 /// libibverbs passes a live PD of ours.
-pub unsafe extern "C" fn alloc_mw(pd: *mut sys::ibv_pd, kind: sys::ibv_mw_type) -> *mut sys::ibv_mw {
+pub unsafe extern "C" fn alloc_mw(
+    pd: *mut sys::ibv_pd,
+    kind: sys::ibv_mw_type,
+) -> *mut sys::ibv_mw {
     let mut mw = Box::new(sys::ibv_mw::default());
     let mut cmd = sys::ibv_alloc_mw::default();
     let mut resp = sys::ib_uverbs_alloc_mw_resp::default();
     // SAFETY: arguments as libibverbs gave them; mw, cmd and resp are live.
     let rc = unsafe {
-        sys::ibv_cmd_alloc_mw(pd, kind, &mut *mw, &mut cmd, size_of_val(&cmd), &mut resp, size_of_val(&resp))
+        sys::ibv_cmd_alloc_mw(
+            pd,
+            kind,
+            &mut *mw,
+            &mut cmd,
+            size_of_val(&cmd),
+            &mut resp,
+            size_of_val(&resp),
+        )
     };
     if rc != 0 {
         cmem::set_errno(rc);

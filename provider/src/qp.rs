@@ -7,14 +7,14 @@ use crate::abi::CreateQpRespFull;
 use crate::ring::Ring;
 use crate::wr::{self, Limits};
 use crate::{cmem, context, doorbell, qp_ex, sys};
+use core::cell::UnsafeCell;
 use core::ffi::c_int;
 use core::mem::size_of_val;
 use core::ptr::null_mut;
+use core::sync::atomic::AtomicBool;
 use core::sync::atomic::{fence, Ordering};
 use rsiw_abi::ring::SQ_IDLE;
 use rsiw_abi::wqe::{Rqe, Sqe, RQE_SIZE, SQE_SIZE};
-use core::cell::UnsafeCell;
-use core::sync::atomic::AtomicBool;
 use std::sync::{Mutex, MutexGuard};
 
 /// The producer side of the SQ: our index and, for the `ibv_wr_*` API, the
@@ -111,7 +111,10 @@ impl Qp {
             rq: None,
             sq_state: SqLock::new(),
             rq_tail: Mutex::new(0),
-            send_lim: Limits { max_sge: 0, max_inline: 0 },
+            send_lim: Limits {
+                max_sge: 0,
+                max_inline: 0,
+            },
             max_recv_sge: 0,
             driver_id,
         })
@@ -153,7 +156,9 @@ impl Qp {
     /// Posts one prepared SQE (checked like any post) and rings the doorbell
     /// if needed; 0 or an errno (`ENOMEM` when the SQ is full).
     pub fn post_sqe(&self, sqe: &Sqe) -> c_int {
-        let Some(ring) = &self.sq else { return sys::EINVAL as c_int };
+        let Some(ring) = &self.sq else {
+            return sys::EINVAL as c_int;
+        };
         if let Err(e) = wr::check_sqe(sqe, self.send_lim) {
             return e;
         }
@@ -211,7 +216,10 @@ impl Qp {
 /// # Safety
 ///
 /// libibverbs passes a live PD of ours and a valid `attr`.
-pub unsafe extern "C" fn create_qp(pd: *mut sys::ibv_pd, attr: *mut sys::ibv_qp_init_attr) -> *mut sys::ibv_qp {
+pub unsafe extern "C" fn create_qp(
+    pd: *mut sys::ibv_pd,
+    attr: *mut sys::ibv_qp_init_attr,
+) -> *mut sys::ibv_qp {
     // SAFETY: valid per the requirements.
     let (pd, a) = unsafe { (&mut *pd, &mut *attr) };
     let mut ex = sys::ibv_qp_init_attr_ex {
@@ -330,7 +338,11 @@ pub unsafe extern "C" fn create_qp_ex(
 /// # Safety
 ///
 /// libibverbs passes a QP of ours and a valid `attr`.
-pub unsafe extern "C" fn modify_qp(qp: *mut sys::ibv_qp, attr: *mut sys::ibv_qp_attr, mask: c_int) -> c_int {
+pub unsafe extern "C" fn modify_qp(
+    qp: *mut sys::ibv_qp,
+    attr: *mut sys::ibv_qp_attr,
+    mask: c_int,
+) -> c_int {
     let mut cmd = sys::ibv_modify_qp::default();
     // SAFETY: arguments as libibverbs gave them; cmd is live and sized.
     unsafe { sys::ibv_cmd_modify_qp(qp, attr, mask, &mut cmd, size_of_val(&cmd)) }
@@ -376,7 +388,9 @@ pub unsafe extern "C" fn post_send(
 ) -> c_int {
     // SAFETY: per the requirements.
     let qp = unsafe { Qp::from_ibv(qp) };
-    let Some(ring) = &qp.sq else { return sys::EINVAL as c_int };
+    let Some(ring) = &qp.sq else {
+        return sys::EINVAL as c_int;
+    };
     let st = qp.sq_state.acquire();
     // SAFETY: acquire() gives exclusive access until release() below.
     let st = unsafe { &mut *st };

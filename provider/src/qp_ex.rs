@@ -7,8 +7,8 @@
 //! offset of the libibverbs that runs, so [`install`] writes it there.
 
 use crate::qp::{Qp, SqState};
-use crate::wr::{self, Limits};
 use crate::sys;
+use crate::wr::{self, Limits};
 use core::ffi::{c_int, c_void};
 use core::mem::offset_of;
 use rsiw_abi::wqe::{Sge, SqOpcode, Sqe, SQE_FENCE, SQE_INLINE, SQE_SIGNALED, SQE_SOLICITED};
@@ -51,7 +51,8 @@ pub fn check_send_ops(flags: u64) -> Result<(), c_int> {
 /// `wr_flush` (and `ibv_cmd_create_cq_ex2`) at the same time.
 fn comp_mask_offset() -> usize {
     // SAFETY: dlsym with RTLD_DEFAULT (NULL) and a NUL-terminated name.
-    let v55 = !unsafe { sys::dlsym(core::ptr::null_mut(), c"ibv_cmd_create_cq_ex2".as_ptr()) }.is_null();
+    let v55 =
+        !unsafe { sys::dlsym(core::ptr::null_mut(), c"ibv_cmd_create_cq_ex2".as_ptr()) }.is_null();
     if v55 {
         offset_of!(sys::verbs_qp, comp_mask)
     } else {
@@ -131,7 +132,9 @@ fn flags_of(wr_flags: u32) -> Result<u8, c_int> {
 
 /// Writes the finished WR (if any) into the ring.
 fn flush_cur(ring: &crate::ring::Ring, st: &mut SqState, lim: Limits) {
-    let Some(sqe) = st.batch.cur.take() else { return };
+    let Some(sqe) = st.batch.cur.take() else {
+        return;
+    };
     if st.batch.err != 0 {
         return;
     }
@@ -211,7 +214,9 @@ unsafe extern "C" fn wr_start(x: *mut sys::ibv_qp_ex) {
 unsafe extern "C" fn wr_complete(x: *mut sys::ibv_qp_ex) -> c_int {
     // SAFETY: between wr_start and here the lock is held.
     let (qp, st) = unsafe { held(x) };
-    let Some(ring) = &qp.sq else { return sys::EINVAL as c_int };
+    let Some(ring) = &qp.sq else {
+        return sys::EINVAL as c_int;
+    };
     flush_cur(ring, st, qp.send_lim);
     let rc = if st.batch.err != 0 {
         // A failed batch posts nothing (the verbs semantics of wr_complete).
@@ -278,7 +283,13 @@ unsafe extern "C" fn wr_rdma_read(x: *mut sys::ibv_qp_ex, rkey: u32, addr: u64) 
     }
 }
 
-unsafe extern "C" fn wr_atomic_cmp_swp(x: *mut sys::ibv_qp_ex, rkey: u32, addr: u64, compare: u64, swap: u64) {
+unsafe extern "C" fn wr_atomic_cmp_swp(
+    x: *mut sys::ibv_qp_ex,
+    rkey: u32,
+    addr: u64,
+    compare: u64,
+    swap: u64,
+) {
     // SAFETY: inside a batch.
     unsafe {
         begin(x, SqOpcode::CmpSwap, |s| {
@@ -363,7 +374,11 @@ unsafe extern "C" fn wr_set_inline_data(x: *mut sys::ibv_qp_ex, addr: *mut c_voi
     }
 }
 
-unsafe extern "C" fn wr_set_inline_data_list(x: *mut sys::ibv_qp_ex, n: usize, list: *const sys::ibv_data_buf) {
+unsafe extern "C" fn wr_set_inline_data_list(
+    x: *mut sys::ibv_qp_ex,
+    n: usize,
+    list: *const sys::ibv_data_buf,
+) {
     let bufs = if n == 0 || list.is_null() {
         &[][..]
     } else {
@@ -401,7 +416,10 @@ mod test {
         let imm = u64::from(sys::ibv_qp_create_send_ops_flags_IBV_QP_EX_WITH_SEND_WITH_IMM);
         assert_eq!(check_send_ops(imm), Err(sys::EOPNOTSUPP as c_int));
         let bind = u64::from(sys::ibv_qp_create_send_ops_flags_IBV_QP_EX_WITH_BIND_MW);
-        assert_eq!(check_send_ops(bind | supported_send_ops()), Err(sys::EOPNOTSUPP as c_int));
+        assert_eq!(
+            check_send_ops(bind | supported_send_ops()),
+            Err(sys::EOPNOTSUPP as c_int)
+        );
     }
 
     #[test]

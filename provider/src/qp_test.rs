@@ -17,7 +17,10 @@ fn qp_with_rings() -> (Box<Qp>, Ring, Ring) {
     let (rq, krq) = shared_pair(4, RQE_SIZE);
     qp.sq = Some(sq);
     qp.rq = Some(rq);
-    qp.send_lim = Limits { max_sge: 2, max_inline: 32 };
+    qp.send_lim = Limits {
+        max_sge: 2,
+        max_inline: 32,
+    };
     qp.max_recv_sge = 1;
     (qp, ksq, krq)
 }
@@ -48,7 +51,11 @@ fn sends(sg: &mut sys::ibv_sge, n: usize) -> Vec<sys::ibv_send_wr> {
 #[test]
 fn post_send_fills_sq_and_publishes_producer() {
     let (mut qp, ksq, _) = qp_with_rings();
-    let mut sg = sys::ibv_sge { addr: 0x1000, length: 64, lkey: 5 };
+    let mut sg = sys::ibv_sge {
+        addr: 0x1000,
+        length: 64,
+        lkey: 5,
+    };
     let mut wrs = sends(&mut sg, 3);
     let mut bad = null_mut();
     // SAFETY: a QP of the test's own making; valid WR list.
@@ -63,14 +70,21 @@ fn post_send_fills_sq_and_publishes_producer() {
         assert_eq!(s.opcode, SqOpcode::Send as u8);
         assert_eq!(s.flags, SQE_SIGNALED);
         assert_eq!(s.num_sge, 1);
-        assert_eq!(s.sge(0).map(|g| (g.addr, g.length, g.lkey)), Some((0x1000, 64, 5)));
+        assert_eq!(
+            s.sge(0).map(|g| (g.addr, g.length, g.lkey)),
+            Some((0x1000, 64, 5))
+        );
     }
 }
 
 #[test]
 fn full_sq_reports_enomem_and_bad_wr() {
     let (mut qp, ksq, _) = qp_with_rings();
-    let mut sg = sys::ibv_sge { addr: 0, length: 1, lkey: 1 };
+    let mut sg = sys::ibv_sge {
+        addr: 0,
+        length: 1,
+        lkey: 1,
+    };
     let mut wrs = sends(&mut sg, 6);
     let mut bad = null_mut();
     // SAFETY: as above.
@@ -92,7 +106,11 @@ fn full_sq_reports_enomem_and_bad_wr() {
 #[test]
 fn invalid_wr_stops_the_list() {
     let (mut qp, ksq, _) = qp_with_rings();
-    let mut sg = sys::ibv_sge { addr: 0, length: 1, lkey: 1 };
+    let mut sg = sys::ibv_sge {
+        addr: 0,
+        length: 1,
+        lkey: 1,
+    };
     let mut wrs = sends(&mut sg, 3);
     wrs[1].num_sge = 3; // above max_send_sge 2
     let mut bad = null_mut();
@@ -106,19 +124,34 @@ fn invalid_wr_stops_the_list() {
 #[test]
 fn post_recv_fills_rq() {
     let (mut qp, _, krq) = qp_with_rings();
-    let mut sg = sys::ibv_sge { addr: 0x2000, length: 128, lkey: 9 };
-    let mut wr = sys::ibv_recv_wr { wr_id: 7, next: null_mut(), sg_list: &mut sg, num_sge: 1 };
+    let mut sg = sys::ibv_sge {
+        addr: 0x2000,
+        length: 128,
+        lkey: 9,
+    };
+    let mut wr = sys::ibv_recv_wr {
+        wr_id: 7,
+        next: null_mut(),
+        sg_list: &mut sg,
+        num_sge: 1,
+    };
     let mut bad = null_mut();
     // SAFETY: as above.
     assert_eq!(unsafe { post_recv(ibv(&mut qp), &mut wr, &mut bad) }, 0);
     assert_eq!(krq.producer().load(Ordering::Acquire), 1);
     let r: Rqe = krq.get(0);
     assert_eq!((r.wr_id, r.num_sge), (7, 1));
-    assert_eq!(r.sge(0).map(|g| (g.addr, g.length, g.lkey)), Some((0x2000, 128, 9)));
+    assert_eq!(
+        r.sge(0).map(|g| (g.addr, g.length, g.lkey)),
+        Some((0x2000, 128, 9))
+    );
     // Two SGEs exceed max_recv_sge 1.
     wr.num_sge = 2;
     // SAFETY: rejected before the list is read.
-    assert_eq!(unsafe { post_recv(ibv(&mut qp), &mut wr, &mut bad) }, EINVAL);
+    assert_eq!(
+        unsafe { post_recv(ibv(&mut qp), &mut wr, &mut bad) },
+        EINVAL
+    );
     assert_eq!(krq.producer().load(Ordering::Acquire), 1);
 }
 

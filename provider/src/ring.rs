@@ -44,7 +44,13 @@ unsafe impl Sync for Ring {}
 
 impl Ring {
     /// Maps the ring the kernel created with `key`; the errno on failure.
-    pub fn map(cmd_fd: c_int, key: u64, len: u64, entries: u32, elem: usize) -> Result<Self, c_int> {
+    pub fn map(
+        cmd_fd: c_int,
+        key: u64,
+        len: u64,
+        entries: u32,
+        elem: usize,
+    ) -> Result<Self, c_int> {
         let (entries, len) = check_geometry(entries, len, elem).ok_or(sys::EPROTO as c_int)?;
         let off = sys::__off_t::try_from(key).map_err(|_| sys::EPROTO as c_int)?;
         // SAFETY: a fresh shared mapping of the uverbs fd; the kernel checks that
@@ -64,7 +70,12 @@ impl Ring {
         }
         let base = NonNull::new(p.cast::<u8>()).ok_or(sys::ENOMEM as c_int)?;
         // INVARIANT: mapped with the checked geometry.
-        Ok(Self { base, len, entries, elem })
+        Ok(Self {
+            base,
+            len,
+            entries,
+            elem,
+        })
     }
 
     /// Elements in the ring.
@@ -97,7 +108,11 @@ impl Ring {
     fn slot(&self, index: u32) -> *mut u8 {
         // SAFETY: slot_offset masks the index into the ring, which the mapping
         // holds (type invariant).
-        unsafe { self.base.as_ptr().add(slot_offset(index, self.entries, self.elem)) }
+        unsafe {
+            self.base
+                .as_ptr()
+                .add(slot_offset(index, self.entries, self.elem))
+        }
     }
 
     /// Stores `v` in the slot of free-running `index`. The slot must be ours
@@ -131,7 +146,9 @@ impl Drop for Ring {
 #[cfg(test)]
 pub fn shared_pair(entries: u32, elem: usize) -> (Ring, Ring) {
     use std::os::fd::AsRawFd;
-    let len = ring_bytes(entries, elem).expect("ring size").next_multiple_of(4096);
+    let len = ring_bytes(entries, elem)
+        .expect("ring size")
+        .next_multiple_of(4096);
     let path = std::env::temp_dir().join(format!(
         "rsiw-ring-{}-{:?}",
         std::process::id(),

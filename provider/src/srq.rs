@@ -30,7 +30,10 @@ pub struct Srq {
 /// # Safety
 ///
 /// libibverbs passes a live PD of ours and a valid `attr`.
-pub unsafe extern "C" fn create_srq(pd: *mut sys::ibv_pd, attr: *mut sys::ibv_srq_init_attr) -> *mut sys::ibv_srq {
+pub unsafe extern "C" fn create_srq(
+    pd: *mut sys::ibv_pd,
+    attr: *mut sys::ibv_srq_init_attr,
+) -> *mut sys::ibv_srq {
     let mut srq = Box::new(Srq {
         ibv_srq: Default::default(),
         ring: None,
@@ -88,7 +91,11 @@ unsafe fn from_ibv<'a>(srq: *mut sys::ibv_srq) -> &'a Srq {
 /// # Safety
 ///
 /// libibverbs passes an SRQ of ours and a valid `attr`.
-pub unsafe extern "C" fn modify_srq(srq: *mut sys::ibv_srq, attr: *mut sys::ibv_srq_attr, mask: c_int) -> c_int {
+pub unsafe extern "C" fn modify_srq(
+    srq: *mut sys::ibv_srq,
+    attr: *mut sys::ibv_srq_attr,
+    mask: c_int,
+) -> c_int {
     let mut cmd = sys::ibv_modify_srq::default();
     // SAFETY: arguments as libibverbs gave them; cmd is live and sized.
     unsafe { sys::ibv_cmd_modify_srq(srq, attr, mask, &mut cmd, size_of_val(&cmd)) }
@@ -128,7 +135,9 @@ pub unsafe extern "C" fn post_srq_recv(
 ) -> c_int {
     // SAFETY: per the requirements.
     let srq = unsafe { from_ibv(srq) };
-    let Some(ring) = &srq.ring else { return sys::EINVAL as c_int };
+    let Some(ring) = &srq.ring else {
+        return sys::EINVAL as c_int;
+    };
     // SAFETY: forwarded.
     unsafe { qp::post_rq(ring, &srq.tail, srq.max_sge, wr, bad_wr) }
 }

@@ -77,7 +77,9 @@ pub unsafe fn set_payload(sqe: &mut Sqe, sges: &[sys::ibv_sge], lim: Limits) -> 
         }
         for s in sges.iter().filter(|s| s.length != 0) {
             // SAFETY: readable per the requirements; length ≤ max_inline.
-            let data = unsafe { core::slice::from_raw_parts(s.addr as usize as *const u8, s.length as usize) };
+            let data = unsafe {
+                core::slice::from_raw_parts(s.addr as usize as *const u8, s.length as usize)
+            };
             if !sqe.push_inline(data) {
                 return Err(EINVAL);
             }
@@ -104,7 +106,9 @@ pub unsafe fn set_payload(sqe: &mut Sqe, sges: &[sys::ibv_sge], lim: Limits) -> 
 /// The checks the kernel applies to every SQE (`Sqe::validate`), reported at
 /// post time as the verbs API expects: `EINVAL`.
 pub fn check_sqe(sqe: &Sqe, lim: Limits) -> Result<(), c_int> {
-    sqe.validate(lim.max_sge, lim.max_inline).map(|_| ()).map_err(|_| EINVAL)
+    sqe.validate(lim.max_sge, lim.max_inline)
+        .map(|_| ())
+        .map_err(|_| EINVAL)
 }
 
 /// Fills a Bind MW SQE (`rsiw_abi::wqe::SqOpcode::BindMw`): the window's
@@ -115,7 +119,12 @@ pub fn check_sqe(sqe: &Sqe, lim: Limits) -> Result<(), c_int> {
 /// # Safety
 ///
 /// `mw` and `info.mr` must be null or live objects of this context.
-pub unsafe fn set_bind(sqe: &mut Sqe, mw: *const sys::ibv_mw, rkey: u32, info: &sys::ibv_mw_bind_info) -> Result<(), c_int> {
+pub unsafe fn set_bind(
+    sqe: &mut Sqe,
+    mw: *const sys::ibv_mw,
+    rkey: u32,
+    info: &sys::ibv_mw_bind_info,
+) -> Result<(), c_int> {
     if mw.is_null() || info.mr.is_null() {
         return Err(EINVAL);
     }
@@ -125,7 +134,14 @@ pub unsafe fn set_bind(sqe: &mut Sqe, mw: *const sys::ibv_mw, rkey: u32, info: &
     sqe.rkey = cur;
     sqe.inv_rkey = rkey;
     sqe.imm = u64::from(info.mw_access_flags);
-    if !sqe.set_sge(0, Sge { addr: info.addr, length, lkey }) {
+    if !sqe.set_sge(
+        0,
+        Sge {
+            addr: info.addr,
+            length,
+            lkey,
+        },
+    ) {
         return Err(EINVAL);
     }
     sqe.num_sge = 1;
@@ -160,7 +176,9 @@ pub unsafe fn sqe_from_wr(wr: &sys::ibv_send_wr, lim: Limits) -> Result<Sqe, c_i
     // from the opcode, as in the verbs API.
     unsafe {
         match opcode {
-            SqOpcode::SendInv | SqOpcode::LocalInv => sqe.inv_rkey = wr.__bindgen_anon_1.invalidate_rkey,
+            SqOpcode::SendInv | SqOpcode::LocalInv => {
+                sqe.inv_rkey = wr.__bindgen_anon_1.invalidate_rkey
+            }
             SqOpcode::WriteImm => sqe.imm = u64::from(u32::from_be(wr.__bindgen_anon_1.imm_data)),
             _ => {}
         }
@@ -262,7 +280,11 @@ mod test {
     #[test]
     fn write_carries_remote_and_sges() {
         let mut sg = [sge(0x1000, 100, 7), sge(0x2000, 50, 8)];
-        let mut w = wr(sys::ibv_wr_opcode_IBV_WR_RDMA_WRITE, sys::ibv_send_flags_IBV_SEND_SIGNALED, &mut sg);
+        let mut w = wr(
+            sys::ibv_wr_opcode_IBV_WR_RDMA_WRITE,
+            sys::ibv_send_flags_IBV_SEND_SIGNALED,
+            &mut sg,
+        );
         w.wr.rdma.remote_addr = 0xabcd_0000;
         w.wr.rdma.rkey = 0x1234_5600;
         // SAFETY: sg_list points at `sg`.
@@ -273,7 +295,14 @@ mod test {
         assert_eq!(s.remote_addr, 0xabcd_0000);
         assert_eq!(s.rkey, 0x1234_5600);
         assert_eq!(s.num_sge, 2);
-        assert_eq!(s.sge(1), Some(Sge { addr: 0x2000, length: 50, lkey: 8 }));
+        assert_eq!(
+            s.sge(1),
+            Some(Sge {
+                addr: 0x2000,
+                length: 50,
+                lkey: 8
+            })
+        );
     }
 
     #[test]
@@ -281,7 +310,11 @@ mod test {
         let a = *b"hello ";
         let b = *b"world";
         let mut sg = [sge(a.as_ptr() as u64, 6, 0), sge(b.as_ptr() as u64, 5, 0)];
-        let w = wr(sys::ibv_wr_opcode_IBV_WR_SEND, sys::ibv_send_flags_IBV_SEND_INLINE, &mut sg);
+        let w = wr(
+            sys::ibv_wr_opcode_IBV_WR_SEND,
+            sys::ibv_send_flags_IBV_SEND_INLINE,
+            &mut sg,
+        );
         // SAFETY: sg_list points at `sg`, whose buffers are live.
         let s = unsafe { sqe_from_wr(&w, LIM) }.unwrap();
         assert_eq!(s.flags, SQE_INLINE);
@@ -293,7 +326,11 @@ mod test {
     fn inline_over_limit_rejected() {
         let buf = [0u8; 65];
         let mut sg = [sge(buf.as_ptr() as u64, 65, 0)];
-        let w = wr(sys::ibv_wr_opcode_IBV_WR_SEND, sys::ibv_send_flags_IBV_SEND_INLINE, &mut sg);
+        let w = wr(
+            sys::ibv_wr_opcode_IBV_WR_SEND,
+            sys::ibv_send_flags_IBV_SEND_INLINE,
+            &mut sg,
+        );
         // SAFETY: as above.
         assert_eq!(unsafe { sqe_from_wr(&w, LIM) }, Err(EINVAL));
     }
@@ -307,28 +344,57 @@ mod test {
         let w = wr(sys::ibv_wr_opcode_IBV_WR_BIND_MW, 0, &mut []);
         // SAFETY: no SGEs.
         assert_eq!(unsafe { sqe_from_wr(&w, LIM) }, Err(EINVAL));
-        let w = wr(sys::ibv_wr_opcode_IBV_WR_SEND, sys::ibv_send_flags_IBV_SEND_IP_CSUM, &mut []);
+        let w = wr(
+            sys::ibv_wr_opcode_IBV_WR_SEND,
+            sys::ibv_send_flags_IBV_SEND_IP_CSUM,
+            &mut [],
+        );
         // SAFETY: no SGEs.
         assert_eq!(unsafe { sqe_from_wr(&w, LIM) }, Err(EINVAL));
     }
 
     #[test]
     fn bind_mw_fields() {
-        let mut mr = sys::ibv_mr { lkey: 0x1234_5601, ..Default::default() };
-        let mut mw = sys::ibv_mw { rkey: 0x0000_4207, ..Default::default() };
-        let mut w = wr(sys::ibv_wr_opcode_IBV_WR_BIND_MW, sys::ibv_send_flags_IBV_SEND_SIGNALED, &mut []);
+        let mut mr = sys::ibv_mr {
+            lkey: 0x1234_5601,
+            ..Default::default()
+        };
+        let mut mw = sys::ibv_mw {
+            rkey: 0x0000_4207,
+            ..Default::default()
+        };
+        let mut w = wr(
+            sys::ibv_wr_opcode_IBV_WR_BIND_MW,
+            sys::ibv_send_flags_IBV_SEND_SIGNALED,
+            &mut [],
+        );
         let access = sys::ibv_access_flags_IBV_ACCESS_REMOTE_READ;
         w.__bindgen_anon_2.bind_mw = sys::ibv_send_wr__bindgen_ty_4__bindgen_ty_1 {
             mw: &mut mw,
             rkey: 0x0000_4208,
-            bind_info: sys::ibv_mw_bind_info { mr: &mut mr, addr: 0x7000_0010, length: 4096, mw_access_flags: access },
+            bind_info: sys::ibv_mw_bind_info {
+                mr: &mut mr,
+                addr: 0x7000_0010,
+                length: 4096,
+                mw_access_flags: access,
+            },
         };
         // SAFETY: window and region are live locals.
         let s = unsafe { sqe_from_wr(&w, LIM) }.unwrap();
         assert_eq!(s.opcode, SqOpcode::BindMw as u8);
-        assert_eq!((s.rkey, s.inv_rkey, s.imm), (0x4207, 0x4208, u64::from(access)));
+        assert_eq!(
+            (s.rkey, s.inv_rkey, s.imm),
+            (0x4207, 0x4208, u64::from(access))
+        );
         assert_eq!(s.num_sge, 1);
-        assert_eq!(s.sge(0), Some(Sge { addr: 0x7000_0010, length: 4096, lkey: 0x1234_5601 }));
+        assert_eq!(
+            s.sge(0),
+            Some(Sge {
+                addr: 0x7000_0010,
+                length: 4096,
+                lkey: 0x1234_5601
+            })
+        );
         assert_eq!(s.flags, SQE_SIGNALED);
         // A range no SGE can carry.
         // SAFETY: the union member written above.
@@ -398,7 +464,14 @@ mod test {
         // SAFETY: sg_list points at `sg`.
         let r = unsafe { rqe_from_wr(&w, 1) }.unwrap();
         assert_eq!((r.wr_id, r.num_sge), (5, 1));
-        assert_eq!(r.sge(0), Some(Sge { addr: 0x10, length: 32, lkey: 4 }));
+        assert_eq!(
+            r.sge(0),
+            Some(Sge {
+                addr: 0x10,
+                length: 32,
+                lkey: 4
+            })
+        );
         // SAFETY: as above.
         assert_eq!(unsafe { rqe_from_wr(&w, 0) }, Err(EINVAL));
     }

@@ -43,7 +43,10 @@ enum Phase {
         ord: u16,
     },
     /// Responder: the TCP connection is accepted, the Request not yet read.
-    AwaitRequest { sock: Socket, listener: Arc<Listener> },
+    AwaitRequest {
+        sock: Socket,
+        listener: Arc<Listener>,
+    },
     /// Responder: the Request was reported; waiting for `iw_accept`/`iw_reject`.
     Requested { sock: Socket, req: KBox<FrameBuf> },
     /// The work item or an accept is using the connection.
@@ -196,7 +199,10 @@ impl Endpoint {
             Ok(params) => params,
             Err(MpaError::Rejected) => {
                 sock.shutdown(false);
-                let pd = rep.private_data.get(..255.min(rep.private_data.len())).unwrap_or(&[]);
+                let pd = rep
+                    .private_data
+                    .get(..255.min(rep.private_data.len()))
+                    .unwrap_or(&[]);
                 return self.connect_failed(id, errno::connrefused().to_errno(), pd);
             }
             Err(e) => {
@@ -288,9 +294,21 @@ impl Endpoint {
         let rev = match FrameRepr::parse_bytes(req.bytes(), FrameKind::Request) {
             // Markers are never inserted by rsiw (RFC 5044 §7.1.2 lets the
             // responder refuse), and private data must fit the event.
-            Ok(r) if r.markers => return self.refuse(sock, &local, Some(r.rev), MpaError::MarkersUnsupported.into()),
+            Ok(r) if r.markers => {
+                return self.refuse(
+                    sock,
+                    &local,
+                    Some(r.rev),
+                    MpaError::MarkersUnsupported.into(),
+                )
+            }
             Ok(r) if r.private_data.len() > usize::from(u8::MAX) => {
-                return self.refuse(sock, &local, Some(r.rev), MpaError::PrivateDataTooLong(0).into())
+                return self.refuse(
+                    sock,
+                    &local,
+                    Some(r.rev),
+                    MpaError::PrivateDataTooLong(0).into(),
+                )
             }
             Ok(r) => r.rev,
             Err(e) => return self.refuse(sock, &local, None, e.into()),
@@ -324,7 +342,12 @@ impl Endpoint {
             let phase = core::mem::replace(&mut inner.phase, Phase::Closed);
             drop(inner);
             if let Phase::Requested { sock, .. } = phase {
-                self.refuse(sock, &local, Some(rev), SetupError::Io(errno::connrefused()));
+                self.refuse(
+                    sock,
+                    &local,
+                    Some(rev),
+                    SetupError::Io(errno::connrefused()),
+                );
             }
         }
     }
@@ -346,7 +369,12 @@ impl Endpoint {
 
     /// `iw_accept`: answers the Request with a Reply, starts the engine on
     /// QP `param.qpn`, reports `ESTABLISHED`.
-    pub(crate) fn accept(self: &Arc<Self>, dev: &Device, id: &CmIdRef<'_>, param: &ConnParam<'_>) -> Result {
+    pub(crate) fn accept(
+        self: &Arc<Self>,
+        dev: &Device,
+        id: &CmIdRef<'_>,
+        param: &ConnParam<'_>,
+    ) -> Result {
         let phase = core::mem::replace(&mut self.inner.lock().phase, Phase::Busy);
         let Phase::Requested { sock, req } = phase else {
             self.inner.lock().phase = phase;
@@ -356,7 +384,8 @@ impl Endpoint {
         let r = FrameRepr::parse_bytes(req.bytes(), FrameKind::Request).map_err(|_| EINVAL);
         let r = r.and_then(|r| {
             let qp = qp_link::lookup(dev, param.qpn).ok_or(EINVAL)?;
-            let (reply, params) = mpa::respond(&local, &r, param.private_data).map_err(|_| EINVAL)?;
+            let (reply, params) =
+                mpa::respond(&local, &r, param.private_data).map_err(|_| EINVAL)?;
             mpa_io::write(&sock, &reply).map_err(|_| errno::connreset())?;
             Ok((qp, params))
         });
@@ -373,7 +402,8 @@ impl Endpoint {
             initiator: false,
             mss: sock.mss(),
         };
-        let stream = Stream::new(sock, self.clone()).inspect_err(|_| self.inner.lock().phase = Phase::Closed)?;
+        let stream = Stream::new(sock, self.clone())
+            .inspect_err(|_| self.inner.lock().phase = Phase::Closed)?;
         let data = EventData {
             status: 0,
             private_data: &[],

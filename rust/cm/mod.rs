@@ -144,7 +144,12 @@ pub(crate) fn connect(dev: &Device, id: &CmIdRef<'_>, param: &ConnParam<'_>) -> 
 }
 
 /// `iw_accept` on the cm_id the iw_cm created for our connection request.
-pub(crate) fn accept(dev: &Device, id: &CmIdRef<'_>, ep: Option<Arc<Endpoint>>, param: &ConnParam<'_>) -> Result {
+pub(crate) fn accept(
+    dev: &Device,
+    id: &CmIdRef<'_>,
+    ep: Option<Arc<Endpoint>>,
+    param: &ConnParam<'_>,
+) -> Result {
     ep.ok_or(EINVAL)?.accept(dev, id, param)
 }
 

@@ -3,13 +3,7 @@
 //! `iw_connect`/`iw_accept` names, and starting its FPDU stream with the
 //! parameters the MPA exchange (RFC 5044 §7.1, RFC 6581) negotiated.
 
-use crate::{
-    device::Device,
-    engine,
-    proto::mpa::StreamParams,
-    qp::Qp,
-    stream::Stream,
-};
+use crate::{device::Device, engine, proto::mpa::StreamParams, qp::Qp, stream::Stream};
 use kernel::{prelude::*, sync::Arc};
 
 /// What the engine needs to run a stream besides the stream itself.

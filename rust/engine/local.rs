@@ -33,7 +33,12 @@ impl Local {
     }
 
     /// Looks up and checks every non-empty SGE for `need` rights in `pd`.
-    pub(crate) fn resolve(dev: &Device, pd: u32, sges: &[Sge], need: Access) -> Result<Self, MemError> {
+    pub(crate) fn resolve(
+        dev: &Device,
+        pd: u32,
+        sges: &[Sge],
+        need: Access,
+    ) -> Result<Self, MemError> {
         let mut l = Self::empty();
         for (i, s) in sges.iter().take(MAX_SGE).enumerate() {
             if s.len > 0 {
@@ -60,12 +65,16 @@ impl Local {
 
     /// Copies message octets `off..off + out.len()` out of the buffers.
     pub(crate) fn read(&self, off: u64, out: &mut [u8]) -> Result {
-        self.walk(off, out.len(), |m, addr, r| m.read(addr, out.get_mut(r).ok_or(EINVAL)?))
+        self.walk(off, out.len(), |m, addr, r| {
+            m.read(addr, out.get_mut(r).ok_or(EINVAL)?)
+        })
     }
 
     /// Copies `data` into the buffers at message offset `off`.
     pub(crate) fn write(&self, off: u64, data: &[u8]) -> Result {
-        self.walk(off, data.len(), |m, addr, r| m.write(addr, data.get(r).ok_or(EINVAL)?))
+        self.walk(off, data.len(), |m, addr, r| {
+            m.write(addr, data.get(r).ok_or(EINVAL)?)
+        })
     }
 
     /// Zero-copy transmit: `f(page, offset, n)` for each page piece of
@@ -89,7 +98,12 @@ impl Local {
 
     /// Calls `f(region, address, range of the caller's slice)` for each SGE
     /// piece of message octets `off..off + len`; `EINVAL` beyond the buffers.
-    fn walk(&self, off: u64, len: usize, mut f: impl FnMut(&Mem, u64, Range<usize>) -> Result) -> Result {
+    fn walk(
+        &self,
+        off: u64,
+        len: usize,
+        mut f: impl FnMut(&Mem, u64, Range<usize>) -> Result,
+    ) -> Result {
         let end = off.checked_add(len as u64).ok_or(EINVAL)?;
         if end > self.total {
             return Err(EINVAL);
@@ -110,7 +124,11 @@ impl Local {
                 let mem = mem.as_ref().ok_or(EINVAL)?;
                 let inner = pos - base;
                 let n = (s_end - pos).min((len - done) as u64) as usize;
-                f(mem, s.addr.checked_add(inner).ok_or(EINVAL)?, done..done + n)?;
+                f(
+                    mem,
+                    s.addr.checked_add(inner).ok_or(EINVAL)?,
+                    done..done + n,
+                )?;
                 done += n;
             }
             base = s_end;

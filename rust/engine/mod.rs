@@ -275,11 +275,14 @@ impl Engine {
             ),
             shared.rtr_wait,
         )?;
-        let tx_state = tx::TxState::new(TxFramer::new(TxConfig {
-            crc: params.crc,
-            markers: false,
+        let tx_state = tx::TxState::new(
+            TxFramer::new(TxConfig {
+                crc: params.crc,
+                markers: false,
+                mulpdu,
+            }),
             mulpdu,
-        }), mulpdu)?;
+        )?;
         let (eng_qp, eng_stream) = (qp.clone(), stream.clone());
         Arc::pin_init(
             pin_init!(Engine {
@@ -447,7 +450,12 @@ impl Engine {
     fn request_close(&self, abortive: bool, terminate: Option<TerminateRepr>) {
         let mut s = self.shared.lock();
         match &mut s.phase {
-            Phase::Running => s.phase = Phase::Closing { abortive, terminate },
+            Phase::Running => {
+                s.phase = Phase::Closing {
+                    abortive,
+                    terminate,
+                }
+            }
             Phase::Closing { abortive: a, .. } => *a |= abortive,
             Phase::Closed => {}
         }
@@ -499,10 +507,18 @@ impl Engine {
                 first = false;
                 s.reaping = true;
                 while n < REAP_BATCH {
-                    if !matches!(s.inflight.front_mut(), Some(Inflight { status: Some(_), .. })) {
+                    if !matches!(
+                        s.inflight.front_mut(),
+                        Some(Inflight {
+                            status: Some(_),
+                            ..
+                        })
+                    ) {
                         break;
                     }
-                    let Some(e) = s.inflight.pop_front() else { break };
+                    let Some(e) = s.inflight.pop_front() else {
+                        break;
+                    };
                     s.base_seq = s.base_seq.wrapping_add(1);
                     let status = e.status.unwrap_or(WcStatus::WrFlushErr);
                     failed |= status != WcStatus::Success && status != WcStatus::WrFlushErr;
@@ -543,8 +559,14 @@ impl Engine {
         self.reap();
         let recv = self.rx.lock().take_recv();
         if let Some(wqe) = recv {
-            self.qp
-                .rq_complete(&wqe, WcStatus::WrFlushErr, 0, crate::cq::WcFlags::NONE, 0, false);
+            self.qp.rq_complete(
+                &wqe,
+                WcStatus::WrFlushErr,
+                0,
+                crate::cq::WcFlags::NONE,
+                0,
+                false,
+            );
         }
     }
 

@@ -81,7 +81,10 @@ enum Pending {
     },
     Terminate(TermCause),
     /// An Atomic Response: the request it answers and the original value.
-    AtomicResponse { request_id: u32, original: u64 },
+    AtomicResponse {
+        request_id: u32,
+        original: u64,
+    },
     /// The zero-length Send a peer-to-peer initiator sends as its RTR.
     RtrSend,
 }
@@ -152,7 +155,11 @@ impl Sink<'_> {
         if matches!(a, Action::Reap | Action::Kick | Action::Resume) {
             let queued = self.ctx.deferred.get(..self.ctx.n_deferred).unwrap_or(&[]);
             let kind = core::mem::discriminant(&a);
-            if queued.iter().flatten().any(|d| core::mem::discriminant(d) == kind) {
+            if queued
+                .iter()
+                .flatten()
+                .any(|d| core::mem::discriminant(d) == kind)
+            {
                 return Ok(());
             }
         }
@@ -188,8 +195,14 @@ impl Sink<'_> {
         if len == 0 {
             return Ok(());
         }
-        let mem = self.eng.qp.dev().mem_lookup(stag).ok_or(TermCause::DDP_INVALID_STAG)?;
-        mem.check(self.pd(), need, to, u64::from(len)).map_err(causes::tagged)?;
+        let mem = self
+            .eng
+            .qp
+            .dev()
+            .mem_lookup(stag)
+            .ok_or(TermCause::DDP_INVALID_STAG)?;
+        mem.check(self.pd(), need, to, u64::from(len))
+            .map_err(causes::tagged)?;
         self.ctx.seg = Seg::Tagged(mem);
         Ok(())
     }
@@ -208,7 +221,9 @@ impl Sink<'_> {
             return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
         };
         let expect_to = sink_to.checked_add(u64::from(*placed));
-        let fits = placed.checked_add(u32::from(len)).is_some_and(|end| end <= *size);
+        let fits = placed
+            .checked_add(u32::from(len))
+            .is_some_and(|end| end <= *size);
         if len > 0 && (stag != *sink_stag || expect_to != Some(to) || !fits) {
             return Err(TermCause::DDP_BASE_BOUNDS);
         }
@@ -230,7 +245,12 @@ impl Sink<'_> {
             }
             // RFC 5041 §7.2: no receive buffer for the message.
             let wqe = self.eng.qp.rq_take().ok_or(TermCause::DDP_MSN_NO_BUFFER)?;
-            let buf = match Local::resolve(self.eng.qp.dev(), self.pd(), wqe.sges(), Access::LOCAL_WRITE) {
+            let buf = match Local::resolve(
+                self.eng.qp.dev(),
+                self.pd(),
+                wqe.sges(),
+                Access::LOCAL_WRITE,
+            ) {
                 Ok(b) => b,
                 Err(_) => {
                     let _ = self.defer(Action::Recv {
@@ -263,7 +283,11 @@ impl Sink<'_> {
         if end > r.buf.total() {
             return Err(TermCause::DDP_MESSAGE_TOO_LONG);
         }
-        self.ctx.seg = if h.payload_len > 0 { Seg::Recv } else { Seg::None };
+        self.ctx.seg = if h.payload_len > 0 {
+            Seg::Recv
+        } else {
+            Seg::None
+        };
         Ok(())
     }
 
@@ -281,8 +305,13 @@ impl Sink<'_> {
                 .mem_lookup(r.source_stag)
                 .ok_or(TermCause::RDMAP_INVALID_STAG)?;
             // RFC 5040 §7.1: the Data Source must be readable by the peer.
-            mem.check(self.pd(), Access::REMOTE_READ, r.source_to, u64::from(r.size))
-                .map_err(causes::remote)?;
+            mem.check(
+                self.pd(),
+                Access::REMOTE_READ,
+                r.source_to,
+                u64::from(r.size),
+            )
+            .map_err(causes::remote)?;
             Some(mem)
         };
         self.ctx.pending = Pending::Read(Inbound::Read {
@@ -299,7 +328,12 @@ impl Sink<'_> {
         let RdmapHeader::AtomicRequest(a) = h.rdmap else {
             return Err(TermCause::RDMAP_UNSPECIFIED);
         };
-        let mem = self.eng.qp.dev().mem_lookup(a.stag).ok_or(TermCause::RDMAP_INVALID_STAG)?;
+        let mem = self
+            .eng
+            .qp
+            .dev()
+            .mem_lookup(a.stag)
+            .ok_or(TermCause::RDMAP_INVALID_STAG)?;
         mem.check(self.pd(), Access::REMOTE_ATOMIC, a.to, 8)
             .map_err(causes::remote)?;
         // RFC 7306 §8.2: misaligned target; §5.2.1 rule 4: unknown AOpCode.
@@ -338,7 +372,10 @@ impl Sink<'_> {
         if !last {
             return Ok(());
         }
-        let Some(Outbound::Read { seq, placed, inv, .. }) = s.orq.pop_front() else {
+        let Some(Outbound::Read {
+            seq, placed, inv, ..
+        }) = s.orq.pop_front()
+        else {
             return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
         };
         drop(s);
@@ -362,7 +399,8 @@ impl Sink<'_> {
     /// §5.2.2 rule 7); one `shared` lock hold.
     fn atomic_response_end(&mut self, request_id: u32, original: u64) -> Result<(), TermCause> {
         let mut s = self.eng.shared.lock();
-        if !matches!(s.orq.front_mut(), Some(Outbound::Atomic { request_id: id, .. }) if *id == request_id) {
+        if !matches!(s.orq.front_mut(), Some(Outbound::Atomic { request_id: id, .. }) if *id == request_id)
+        {
             return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
         }
         let Some(Outbound::Atomic { seq, result, .. }) = s.orq.pop_front() else {
@@ -387,7 +425,9 @@ impl Sink<'_> {
         let Some(r) = self.ctx.recv.take() else {
             return Err(TermCause::RDMAP_LOCAL_CATASTROPHIC);
         };
-        let total = mo.checked_add(u32::from(len)).ok_or(TermCause::DDP_MESSAGE_TOO_LONG)?;
+        let total = mo
+            .checked_add(u32::from(len))
+            .ok_or(TermCause::DDP_MESSAGE_TOO_LONG)?;
         let mut flags = WcFlags::NONE;
         let mut ex = 0;
         let mut result = Ok(());
@@ -405,7 +445,11 @@ impl Sink<'_> {
             flags = WcFlags::WITH_IMM;
             ex = imm;
         }
-        let status = if result.is_ok() { WcStatus::Success } else { WcStatus::RemAccessErr };
+        let status = if result.is_ok() {
+            WcStatus::Success
+        } else {
+            WcStatus::RemAccessErr
+        };
         self.defer(Action::Recv {
             wqe: r.wqe,
             status,
@@ -426,7 +470,9 @@ impl RxSink for Sink<'_> {
             (Opcode::Write, Buffer::Tagged { stag, to }) => {
                 self.tagged_sink(stag, to, h.payload_len, Access::REMOTE_WRITE)
             }
-            (Opcode::ReadResponse, Buffer::Tagged { stag, to }) => self.read_response(stag, to, h.payload_len),
+            (Opcode::ReadResponse, Buffer::Tagged { stag, to }) => {
+                self.read_response(stag, to, h.payload_len)
+            }
             (
                 Opcode::Send
                 | Opcode::SendSe
@@ -476,7 +522,9 @@ impl RxSink for Sink<'_> {
                 let _ = mo;
                 Ok(())
             }
-            (_, Buffer::Untagged { qn: 0, mo, .. }) if end.last => self.recv_end(end.opcode, mo, end.payload_len),
+            (_, Buffer::Untagged { qn: 0, mo, .. }) if end.last => {
+                self.recv_end(end.opcode, mo, end.payload_len)
+            }
             (_, Buffer::Untagged { qn: 0, .. }) => Ok(()),
             _ => self.commit(pending),
         };
@@ -528,7 +576,10 @@ impl Sink<'_> {
                         .map_err(|_| TermCause::RDMAP_CATASTROPHIC_STREAM)?;
                     // Cannot fail: checked for room above, in the same hold.
                     s.irq
-                        .push(Inbound::AtomicResponse { request_id, original })
+                        .push(Inbound::AtomicResponse {
+                            request_id,
+                            original,
+                        })
                         .map_err(|_| TermCause::DDP_MSN_NO_BUFFER)?;
                 }
                 // The region reference drops outside the lock.
@@ -539,7 +590,10 @@ impl Sink<'_> {
                 self.ctx.dead = true;
                 self.defer(Action::PeerTerminate(cause))
             }
-            Pending::AtomicResponse { request_id, original } => self.atomic_response_end(request_id, original),
+            Pending::AtomicResponse {
+                request_id,
+                original,
+            } => self.atomic_response_end(request_id, original),
             Pending::RtrSend | Pending::None => Ok(()),
         }
     }
@@ -634,7 +688,8 @@ impl Engine {
             } else {
                 WcStatus::LocProtErr
             };
-            self.qp.rq_complete(&r.wqe, status, 0, WcFlags::NONE, 0, false);
+            self.qp
+                .rq_complete(&r.wqe, status, 0, WcFlags::NONE, 0, false);
         }
         pr_info!("qp {}: sending Terminate {:?}\n", self.qp.num(), t.cause);
         self.fail(Some(t));

@@ -24,11 +24,7 @@ use crate::{
     qp::{SendOp, SendWqe, MAX_INLINE},
 };
 use core::sync::atomic::Ordering;
-use kernel::{
-    alloc::KVVec,
-    prelude::*,
-    sync::Arc,
-};
+use kernel::{alloc::KVVec, prelude::*, sync::Arc};
 
 /// Room in the wire buffer beyond MULPDU: length field, PAD, CRC.
 const FRAME_EXTRA: usize = 2 + 3 + 4;
@@ -42,7 +38,10 @@ enum Src {
     Inline([u8; MAX_INLINE]),
     Local(Local),
     /// Read Response: the region named by the Read Request's Data Source.
-    Region { mem: Arc<Mem>, addr: u64 },
+    Region {
+        mem: Arc<Mem>,
+        addr: u64,
+    },
 }
 
 impl Src {
@@ -62,7 +61,9 @@ impl Src {
                 Ok(())
             }
             Self::Local(l) => l.read(u64::from(off), out),
-            Self::Region { mem, addr } => mem.read(addr.checked_add(u64::from(off)).ok_or(EINVAL)?, out),
+            Self::Region { mem, addr } => {
+                mem.read(addr.checked_add(u64::from(off)).ok_or(EINVAL)?, out)
+            }
         }
     }
 
@@ -75,9 +76,11 @@ impl Src {
         };
         match self {
             Self::Local(l) => l.user_pages(u64::from(off), len, &mut push),
-            Self::Region { mem, addr } => {
-                mem.user_pages(addr.checked_add(u64::from(off)).ok_or(EINVAL)?, len, &mut push)
-            }
+            Self::Region { mem, addr } => mem.user_pages(
+                addr.checked_add(u64::from(off)).ok_or(EINVAL)?,
+                len,
+                &mut push,
+            ),
             Self::None | Self::Inline(_) => Ok(false),
         }
     }
@@ -90,7 +93,11 @@ enum Done {
     /// The in-flight WQE `seq` is complete.
     Complete(u64),
     /// An RDMA Write with Immediate: the Immediate Data message follows.
-    ThenImm { seq: u64, imm: u64, solicited: bool },
+    ThenImm {
+        seq: u64,
+        imm: u64,
+        solicited: bool,
+    },
     /// A Terminate is out: close the stream (RFC 5040 §5.3).
     Shutdown,
 }
@@ -177,7 +184,11 @@ impl TxState {
     pub(super) fn new(framer: TxFramer, mulpdu: u16) -> Result<Self> {
         Ok(Self {
             framer,
-            wire: KVVec::from_elem(0u8, usize::from(mulpdu) + FRAME_EXTRA + COALESCE_ROOM, GFP_KERNEL)?,
+            wire: KVVec::from_elem(
+                0u8,
+                usize::from(mulpdu) + FRAME_EXTRA + COALESCE_ROOM,
+                GFP_KERNEL,
+            )?,
             len: 0,
             hlen: 0,
             zc: Segs::new(),
@@ -348,7 +359,9 @@ impl Engine {
             self.stream.send(&[b], more).map(|n| (n, more))
         } else if s - h < z {
             let more = more || h < l;
-            self.stream.send_pages(&tx.zc, s - h, more).map(|n| (n, more))
+            self.stream
+                .send_pages(&tx.zc, s - h, more)
+                .map(|n| (n, more))
         } else {
             let b = tx.wire.get(s - z..l).ok_or(EINVAL)?;
             self.stream.send(&[b], more).map(|n| (n, more))
@@ -384,7 +397,11 @@ impl Engine {
                     self.fail(None);
                 }
             }
-            Done::ThenImm { seq, imm, solicited } => {
+            Done::ThenImm {
+                seq,
+                imm,
+                solicited,
+            } => {
                 let op = if solicited {
                     Opcode::ImmediateDataSe
                 } else {
@@ -518,9 +535,13 @@ impl Engine {
                     more_irq: !s.irq.is_empty(),
                 };
             }
-            return Step::Sq { inbound_after: false };
+            return Step::Sq {
+                inbound_after: false,
+            };
         }
-        Step::Sq { inbound_after: true }
+        Step::Sq {
+            inbound_after: true,
+        }
     }
 
     /// RFC 6581 §5: the initiator's zero-length RTR message.
@@ -578,11 +599,17 @@ impl Engine {
                 },
                 done: Done::Nothing,
             },
-            Inbound::AtomicResponse { request_id, original } => Msg {
+            Inbound::AtomicResponse {
+                request_id,
+                original,
+            } => Msg {
                 tmpl: tx.untagged(
                     Opcode::AtomicResponse,
                     0,
-                    Header::AtomicResponse(AtomicResponse { request_id, original }),
+                    Header::AtomicResponse(AtomicResponse {
+                        request_id,
+                        original,
+                    }),
                     0,
                 ),
                 off: 0,
@@ -604,9 +631,10 @@ impl Engine {
             let w = self.qp.sq_peek()?;
             let mut orq = match w.op {
                 SendOp::Read | SendOp::ReadInv => OrqEntry::Read(self.read_sink(&w)),
-                SendOp::CmpSwap | SendOp::FetchAdd | SendOp::MaskedCmpSwap | SendOp::MaskedFetchAdd => {
-                    OrqEntry::Atomic(self.atomic_result(&w))
-                }
+                SendOp::CmpSwap
+                | SendOp::FetchAdd
+                | SendOp::MaskedCmpSwap
+                | SendOp::MaskedFetchAdd => OrqEntry::Atomic(self.atomic_result(&w)),
                 _ => OrqEntry::No,
             };
             let needs_orq = !matches!(orq, OrqEntry::No);
@@ -678,7 +706,8 @@ impl Engine {
                         }
                     }
                 }
-                self.waited.store(w.signaled || self.qp.sig_all(), Ordering::Relaxed);
+                self.waited
+                    .store(w.signaled || self.qp.sig_all(), Ordering::Relaxed);
                 let more = self.qp.sq_advance() || !s.irq.is_empty();
                 (seq, more, request_id)
             };
@@ -732,7 +761,8 @@ impl Engine {
     ) -> Result<bool, WcStatus> {
         let len = u32::try_from(w.len()).map_err(|_| WcStatus::LocLenErr)?;
         let resolve = |need: Access| {
-            Local::resolve(self.qp.dev(), self.qp.pd(), w.sges(), need).map_err(|_| WcStatus::LocProtErr)
+            Local::resolve(self.qp.dev(), self.qp.pd(), w.sges(), need)
+                .map_err(|_| WcStatus::LocProtErr)
         };
         let payload = || -> Result<Src, WcStatus> {
             if w.inline {
@@ -751,7 +781,11 @@ impl Engine {
                 return Ok(false);
             }
             SendOp::Send | SendOp::SendInv => {
-                let inv = if w.op == SendOp::SendInv { w.inv_rkey } else { 0 };
+                let inv = if w.op == SendOp::SendInv {
+                    w.inv_rkey
+                } else {
+                    0
+                };
                 let src = payload()?;
                 let op = send_opcode(w);
                 let msn = tx.next_msn(0);
@@ -863,7 +897,9 @@ impl Engine {
                 Piece::Bytes(b) => dst.copy_from_slice(b),
                 Piece::Marker(m) => dst.copy_from_slice(&m),
                 Piece::Payload(r) => {
-                    let at = off.checked_add(u32::try_from(r.start).map_err(|_| ())?).ok_or(())?;
+                    let at = off
+                        .checked_add(u32::try_from(r.start).map_err(|_| ())?)
+                        .ok_or(())?;
                     if try_zc && n > 0 && matches!(msg.src.user_pages(at, n, segs), Ok(true)) {
                         if crc_on {
                             crc = KernelCrc32c.update(crc, wire.get(crc_from..pos).ok_or(())?);
@@ -884,14 +920,18 @@ impl Engine {
                         crc = KernelCrc32c.update(crc, wire.get(crc_from..pos).ok_or(())?);
                     }
                     let v = if crc_on { crc32c_finish(crc) } else { 0 };
-                    wire.get_mut(pos..pos + n).ok_or(())?.copy_from_slice(&v.to_le_bytes());
+                    wire.get_mut(pos..pos + n)
+                        .ok_or(())?
+                        .copy_from_slice(&v.to_le_bytes());
                     pos += n;
                     continue;
                 }
             }
             if pos == base && patch_mo {
                 // The header is the first piece (no markers are sent).
-                let hdr = wire.get_mut(base + 2..base + 2 + ddp::UNTAGGED_HDR_LEN).ok_or(())?;
+                let hdr = wire
+                    .get_mut(base + 2..base + 2 + ddp::UNTAGGED_HDR_LEN)
+                    .ok_or(())?;
                 ddp::Packet::new_unchecked(hdr).set_mo(off);
             }
             pos += n;

@@ -94,7 +94,11 @@ unsafe extern "C" fn rsiw_rust_iw_accept(
 /// Called by the iw_cm on a cm_id it created for our connection request,
 /// with `pdata` readable for `len` bytes.
 #[no_mangle]
-unsafe extern "C" fn rsiw_rust_iw_reject(id: *mut bindings::iw_cm_id, pdata: *const c_void, len: u8) -> c_int {
+unsafe extern "C" fn rsiw_rust_iw_reject(
+    id: *mut bindings::iw_cm_id,
+    pdata: *const c_void,
+    len: u8,
+) -> c_int {
     ret((|| {
         // SAFETY: iw_cm op.
         let id = unsafe { CmIdRef::from_raw(id) }.ok_or(EINVAL)?;
@@ -112,7 +116,10 @@ unsafe extern "C" fn rsiw_rust_iw_reject(id: *mut bindings::iw_cm_id, pdata: *co
 ///
 /// Called by the iw_cm with a live cm_id.
 #[no_mangle]
-unsafe extern "C" fn rsiw_rust_iw_create_listen(id: *mut bindings::iw_cm_id, backlog: c_int) -> c_int {
+unsafe extern "C" fn rsiw_rust_iw_create_listen(
+    id: *mut bindings::iw_cm_id,
+    backlog: c_int,
+) -> c_int {
     ret((|| {
         // SAFETY: iw_cm op.
         let (id, _) = unsafe { cm_id(id) }?;
@@ -169,7 +176,10 @@ unsafe extern "C" fn rsiw_rust_iw_rem_ref(qp: *mut bindings::ib_qp) {
 ///
 /// Called by the iw_cm with a registered rsiw device.
 #[no_mangle]
-unsafe extern "C" fn rsiw_rust_iw_get_qp(dev: *mut bindings::ib_device, qpn: c_int) -> *mut bindings::ib_qp {
+unsafe extern "C" fn rsiw_rust_iw_get_qp(
+    dev: *mut bindings::ib_device,
+    qpn: c_int,
+) -> *mut bindings::ib_qp {
     // SAFETY: iw_cm op on a registered device (see `cm_id`).
     let Some(dev) = (unsafe { IbDev::from_raw(dev) }) else {
         return core::ptr::null_mut();

@@ -140,13 +140,16 @@ unsafe extern "C" fn rsiw_rust_poll_cq(cq: *mut b::ib_cq, num: c_int, wc: *mut b
 ///
 /// Core device op on a live CQ.
 #[no_mangle]
-unsafe extern "C" fn rsiw_rust_req_notify_cq(cq: *mut b::ib_cq, flags: b::ib_cq_notify_flags) -> c_int {
+unsafe extern "C" fn rsiw_rust_req_notify_cq(
+    cq: *mut b::ib_cq,
+    flags: b::ib_cq_notify_flags,
+) -> c_int {
     // SAFETY: live rsiw CQ during the op.
     let Some(c) = (unsafe { cq_obj(cq) }) else {
         return EINVAL.to_errno();
     };
-    let solicited = flags & b::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK
-        == b::ib_cq_notify_flags_IB_CQ_SOLICITED;
+    let solicited =
+        flags & b::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK == b::ib_cq_notify_flags_IB_CQ_SOLICITED;
     let report = flags & b::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0;
     c_int::from(c.req_notify(solicited, report).0)
 }
@@ -185,7 +188,16 @@ unsafe extern "C" fn rsiw_rust_get_dma_mr(pd: *mut b::ib_pd, access: c_int) -> *
         // SAFETY: live rsiw PD in an op.
         let (dev, pdn) = unsafe { pd_dev(pd) }?;
         let access = access_of(access)?;
-        new_mr(&dev, MemInit { kind: MemKind::Dma, pd: pdn, access, iova: 0, len: u64::MAX })
+        new_mr(
+            &dev,
+            MemInit {
+                kind: MemKind::Dma,
+                pd: pdn,
+                access,
+                iova: 0,
+                len: u64::MAX,
+            },
+        )
     })())
 }
 
@@ -212,7 +224,16 @@ unsafe extern "C" fn rsiw_rust_reg_user_mr(
         }
         // SAFETY: live PD; its device is the verb's device.
         let pages = UserPages::get(unsafe { (*pd).device }, start, len, access.0)?;
-        new_mr(&dev, MemInit { kind: MemKind::User(pages), pd: pdn, access, iova, len })
+        new_mr(
+            &dev,
+            MemInit {
+                kind: MemKind::User(pages),
+                pd: pdn,
+                access,
+                iova,
+                len,
+            },
+        )
     })())
 }
 
@@ -289,7 +310,13 @@ unsafe extern "C" fn rsiw_rust_alloc_mw(mw: *mut b::ib_mw, _udata: *mut b::ib_ud
         }
         // SAFETY: live rsiw PD in an op.
         let (dev, pdn) = unsafe { pd_dev(pd) }?;
-        let init = MemInit { kind: MemKind::Window, pd: pdn, access: Access::NONE, iova: 0, len: 0 };
+        let init = MemInit {
+            kind: MemKind::Window,
+            pd: pdn,
+            access: Access::NONE,
+            iova: 0,
+            len: 0,
+        };
         let mem = Mem::register(&dev, init)?;
         let c = mw.cast::<b::rsiw_mw>();
         // SAFETY: the core allocated an `rsiw_mw` (INIT_RDMA_OBJ_SIZE) that
@@ -396,7 +423,11 @@ unsafe extern "C" fn rsiw_rust_create_qp(
             (
                 cq_obj(init.send_cq).ok_or(EINVAL)?,
                 cq_obj(init.recv_cq).ok_or(EINVAL)?,
-                if init.srq.is_null() { None } else { Some(srq_obj(init.srq).ok_or(EINVAL)?) },
+                if init.srq.is_null() {
+                    None
+                } else {
+                    Some(srq_obj(init.srq).ok_or(EINVAL)?)
+                },
             )
         };
         let ib = NonNull::new(qp).ok_or(EINVAL)?;
@@ -425,7 +456,9 @@ unsafe extern "C" fn rsiw_rust_create_qp(
         let user = udata.as_ref().map(|u| move |c: &QpCaps| make(u, c));
         let (q, caps) = Qp::new(&dev, qinit, user.as_ref().map(|f| f as _))?;
         if let Some(u) = udata.as_mut() {
-            let resp = q.with_user(|sq, rq| uqueue::qp_resp(q.num(), sq, rq)).ok_or(EINVAL)?;
+            let resp = q
+                .with_user(|sq, rq| uqueue::qp_resp(q.num(), sq, rq))
+                .ok_or(EINVAL)?;
             if let Err(e) = u.respond(&resp) {
                 q.destroy();
                 return Err(e);
@@ -550,10 +583,15 @@ unsafe extern "C" fn rsiw_rust_post_send(
     let dev = q.dev().clone();
     // SAFETY: the consumer's chain; each WR heads the container its opcode names.
     unsafe {
-        post_chain(wr, |w| w.next, bad, |w| {
-            let wqe = fqp::send_wqe(&dev, w)?;
-            q.post_send(wqe)
-        })
+        post_chain(
+            wr,
+            |w| w.next,
+            bad,
+            |w| {
+                let wqe = fqp::send_wqe(&dev, w)?;
+                q.post_send(wqe)
+            },
+        )
     }
 }
 
@@ -603,7 +641,9 @@ unsafe extern "C" fn rsiw_rust_create_srq(
             limit: init.attr.srq_limit,
         };
         let ib = NonNull::new(srq).ok_or(EINVAL)?;
-        let user = udata.as_ref().map(|u| |max| UserRq::new(u, a.max_wr, max, a.max_sge.max(1)));
+        let user = udata
+            .as_ref()
+            .map(|u| |max| UserRq::new(u, a.max_wr, max, a.max_sge.max(1)));
         // SAFETY: the ib_srq lives until destroy_srq, after its last QP.
         let (s, granted) = Srq::new(&dev, unsafe { IbSrqRef::new(ib) }, pdn, a, user)?;
         if let Some(u) = udata.as_mut() {

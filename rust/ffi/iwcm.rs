@@ -173,7 +173,12 @@ impl CmId {
 
     /// Reports a connection request on this listening cm_id, handing `ep`
     /// over as the new cm_id's provider data; on failure `ep` is dropped.
-    pub(crate) fn connect_request(&self, ep: Arc<Endpoint>, sock: &Socket, data: &EventData<'_>) -> Result {
+    pub(crate) fn connect_request(
+        &self,
+        ep: Arc<Endpoint>,
+        sock: &Socket,
+        data: &EventData<'_>,
+    ) -> Result {
         let p = ep.into_foreign().cast_mut();
         let r = self.raw_event(Event::ConnectRequest, Some(sock), data, p);
         if r.is_err() {
@@ -184,7 +189,13 @@ impl CmId {
         r
     }
 
-    fn raw_event(&self, ev: Event, sock: Option<&Socket>, data: &EventData<'_>, p: *mut c_void) -> Result {
+    fn raw_event(
+        &self,
+        ev: Event,
+        sock: Option<&Socket>,
+        data: &EventData<'_>,
+        p: *mut c_void,
+    ) -> Result {
         let len = u8::try_from(data.private_data.len()).map_err(|_| EINVAL)?;
         let pd = if data.private_data.is_empty() {
             core::ptr::null()
@@ -243,7 +254,12 @@ impl<'a> ConnParam<'a> {
             &[][..]
         } else {
             // SAFETY: the iw_cm passes `private_data_len` readable bytes.
-            unsafe { core::slice::from_raw_parts(p.private_data.cast::<u8>(), usize::from(p.private_data_len)) }
+            unsafe {
+                core::slice::from_raw_parts(
+                    p.private_data.cast::<u8>(),
+                    usize::from(p.private_data_len),
+                )
+            }
         };
         Some(Self {
             private_data,

@@ -30,7 +30,8 @@ unsafe impl AsBytes for cmd::CreateSrqResp {}
 // The doorbell ids of the C method declaration must be the ABI's.
 const _: () = assert!(
     bindings::rsiw_uq_ids_RSIW_METHOD_QP_DOORBELL == cmd::METHOD_QP_DOORBELL as u32
-        && bindings::rsiw_uq_ids_RSIW_ATTR_DOORBELL_QP_HANDLE == cmd::ATTR_DOORBELL_QP_HANDLE as u32
+        && bindings::rsiw_uq_ids_RSIW_ATTR_DOORBELL_QP_HANDLE
+            == cmd::ATTR_DOORBELL_QP_HANDLE as u32
 );
 
 /// A ring mapping the provider can `mmap` through the uverbs fd.

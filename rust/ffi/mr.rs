@@ -64,9 +64,11 @@ pub(crate) fn kva_load64(kva: u64) -> Result<u64> {
 
 /// Compare-and-exchange on the 8-aligned word at `kva`; returns the value seen.
 pub(crate) fn kva_cmpxchg64(kva: u64, old: u64, new: u64) -> Result<u64> {
-    Ok(match kva_atomic(kva)?.compare_exchange(old, new, Ordering::AcqRel, Ordering::Acquire) {
-        Ok(v) | Err(v) => v,
-    })
+    Ok(
+        match kva_atomic(kva)?.compare_exchange(old, new, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(v) | Err(v) => v,
+        },
+    )
 }
 
 /// A new driver-allocated `ib_mr` owning an `Arc<Mem>`; the core fills in

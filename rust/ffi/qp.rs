@@ -118,7 +118,9 @@ pub(crate) fn modify_from(a: &b::ib_qp_attr, mask: i32) -> Result<QpModify> {
     let has = |bit: u32| mask & bit != 0;
     let state = |v| QpState::from_raw(v).ok_or(EINVAL);
     Ok(QpModify {
-        state: has(b::ib_qp_attr_mask_IB_QP_STATE).then(|| state(a.qp_state)).transpose()?,
+        state: has(b::ib_qp_attr_mask_IB_QP_STATE)
+            .then(|| state(a.qp_state))
+            .transpose()?,
         cur_state: has(b::ib_qp_attr_mask_IB_QP_CUR_STATE)
             .then(|| state(a.cur_qp_state))
             .transpose()?,
@@ -147,7 +149,11 @@ unsafe fn sges(list: *const b::ib_sge, n: i32) -> Result<([Sge; MAX_SGE], u8)> {
         // SAFETY: per the requirements.
         let src = unsafe { core::slice::from_raw_parts(list, n) };
         for (o, s) in out.iter_mut().zip(src) {
-            *o = Sge { addr: s.addr, len: s.length, lkey: s.lkey };
+            *o = Sge {
+                addr: s.addr,
+                len: s.length,
+                lkey: s.lkey,
+            };
         }
     }
     Ok((out, n as u8))
@@ -164,7 +170,11 @@ pub(crate) unsafe fn recv_wqe(wr: &b::ib_recv_wr) -> Result<RecvWqe> {
     // SAFETY: reading the union as `wr_id` (a `wr_cqe` pointer is returned
     // to the consumer unchanged in the same bits).
     let wr_id = unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() };
-    Ok(RecvWqe { wr_id, sge, num_sge })
+    Ok(RecvWqe {
+        wr_id,
+        sge,
+        num_sge,
+    })
 }
 
 /// Translates one kernel send work request; `EOPNOTSUPP` for types rsiw
@@ -250,7 +260,10 @@ pub(crate) unsafe fn send_wqe(dev: &Device, wr: &b::ib_send_wr) -> Result<SendWq
                     SendOp::MaskedCmpSwap,
                     [a.swap, a.compare_add, a.swap_mask, a.compare_add_mask],
                 ),
-                _ => (SendOp::MaskedFetchAdd, [a.compare_add, 0, 0, a.compare_add_mask]),
+                _ => (
+                    SendOp::MaskedFetchAdd,
+                    [a.compare_add, 0, 0, a.compare_add_mask],
+                ),
             };
         }
         b::ib_wr_opcode_IB_WR_LOCAL_INV => {
@@ -293,13 +306,19 @@ pub(crate) unsafe fn send_wqe(dev: &Device, wr: &b::ib_send_wr) -> Result<SendWq
 /// (kernel virtual addresses; the lkey is not consulted, as for any
 /// inline send).
 fn inline_copy(_dev: &Device, w: &mut SendWqe) -> Result {
-    if !matches!(w.op, SendOp::Send | SendOp::SendInv | SendOp::Write | SendOp::WriteImm) {
+    if !matches!(
+        w.op,
+        SendOp::Send | SendOp::SendInv | SendOp::Write | SendOp::WriteImm
+    ) {
         return Err(EINVAL);
     }
     let mut at = 0usize;
     for s in w.sge.iter().take(usize::from(w.num_sge)) {
         let n = s.len as usize;
-        let end = at.checked_add(n).filter(|&e| e <= MAX_INLINE).ok_or(EINVAL)?;
+        let end = at
+            .checked_add(n)
+            .filter(|&e| e <= MAX_INLINE)
+            .ok_or(EINVAL)?;
         mr::kva_read(s.addr, w.inline_data.get_mut(at..end).ok_or(EINVAL)?)?;
         at = end;
     }

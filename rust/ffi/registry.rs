@@ -64,7 +64,10 @@ struct Inner {
 
 impl Inner {
     fn live(&self) -> impl Iterator<Item = (&Entry, &Arc<Device>)> {
-        self.devices.iter().flatten().filter_map(|e| Some((e, e.live()?)))
+        self.devices
+            .iter()
+            .flatten()
+            .filter_map(|e| Some((e, e.live()?)))
     }
 
     /// Takes out the first entry `pick` accepts.

@@ -6,13 +6,7 @@
 use super::{bindings, iwcm::CmIdRef};
 use crate::{cm::Listener, stream::Attached};
 use core::ptr::NonNull;
-use kernel::{
-    error::to_result,
-    ffi::c_void,
-    prelude::*,
-    sync::Arc,
-    types::ForeignOwnable,
-};
+use kernel::{error::to_result, ffi::c_void, prelude::*, sync::Arc, types::ForeignOwnable};
 
 /// Socket errnos the kernel crate has no constant for.
 pub(crate) mod errno {
@@ -101,7 +95,8 @@ impl Socket {
         let mut raw = core::ptr::null_mut();
         // SAFETY: `self` is live; `watch.saved` holds the default callbacks
         // this listener had; `raw` is writable.
-        let rv = unsafe { bindings::rsiw_shim_sock_accept(self.ptr.as_ptr(), &watch.saved, &mut raw) };
+        let rv =
+            unsafe { bindings::rsiw_shim_sock_accept(self.ptr.as_ptr(), &watch.saved, &mut raw) };
         match Self::from_out(rv, raw) {
             Ok(s) => Ok(Some(s)),
             Err(e) if e == EAGAIN => Ok(None),

@@ -34,7 +34,12 @@ impl UserPages {
     /// (`IB_ACCESS_*`, which decides whether pages are pinned writable).
     ///
     /// `dev` must be the device of the verb being executed (process context).
-    pub(crate) fn get(dev: *mut bindings::ib_device, start: u64, len: u64, access: u32) -> Result<Self> {
+    pub(crate) fn get(
+        dev: *mut bindings::ib_device,
+        start: u64,
+        len: u64,
+        access: u32,
+    ) -> Result<Self> {
         let mut err = 0;
         // SAFETY: `dev` is the device of the running verb; `err` is writable.
         let raw = unsafe { bindings::rsiw_shim_umem_get(dev, start, len, access as i32, &mut err) };
@@ -65,7 +70,10 @@ impl UserPages {
     fn page(&self, off: u64, len: usize) -> Result<(*mut bindings::page, usize)> {
         let idx = usize::try_from(off / PAGE).map_err(|_| EINVAL)?;
         let in_page = (off % PAGE) as usize;
-        if in_page.checked_add(len).map_or(true, |end| end as u64 > PAGE) {
+        if in_page
+            .checked_add(len)
+            .map_or(true, |end| end as u64 > PAGE)
+        {
             return Err(EINVAL);
         }
         if idx >= self.npages {

@@ -128,7 +128,8 @@ impl Segs {
 /// `EAGAIN` when the socket is full. TCP takes its own references to the
 /// pages. Process context.
 pub(crate) fn send_pages(sock: &Socket, segs: &Segs, mut skip: usize, more: bool) -> Result<usize> {
-    let mut raw: [bindings::rsiw_zc_seg; MAX_SEGS] = core::array::from_fn(|_| bindings::rsiw_zc_seg::default());
+    let mut raw: [bindings::rsiw_zc_seg; MAX_SEGS] =
+        core::array::from_fn(|_| bindings::rsiw_zc_seg::default());
     let mut n = 0usize;
     for s in segs.iter() {
         if skip >= s.len() {

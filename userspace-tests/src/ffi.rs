@@ -229,7 +229,10 @@ impl CmId {
         }
         let mut ev = std::mem::MaybeUninit::<ibv_async_event>::zeroed();
         // SAFETY: `ev` is writable; the fd is readable, so this does not block.
-        check(unsafe { ibv_get_async_event(ctx, ev.as_mut_ptr()) }, "ibv_get_async_event")?;
+        check(
+            unsafe { ibv_get_async_event(ctx, ev.as_mut_ptr()) },
+            "ibv_get_async_event",
+        )?;
         // SAFETY: filled by the successful call above.
         let mut ev = unsafe { ev.assume_init() };
         let t = ev.event_type;
@@ -243,7 +246,11 @@ impl CmId {
                 // SAFETY: QP events carry the QP in the union.
                 let qp = unsafe { ev.element.qp };
                 // SAFETY: the QP of an event is live until the event is acknowledged.
-                if qp.is_null() { 0 } else { unsafe { (*qp).qp_num } }
+                if qp.is_null() {
+                    0
+                } else {
+                    unsafe { (*qp).qp_num }
+                }
             }
             _ => 0,
         };

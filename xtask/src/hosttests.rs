@@ -55,6 +55,51 @@ pub fn run(ctx: &Ctx) -> Result<Tally> {
     Ok(t)
 }
 
+/// The formatting check: `cargo fmt --all --check` for the workspace and `rustfmt
+/// --check` from the module's crate root (`rust/rsiw.rs`, built by Kbuild, not cargo),
+/// each one case. A failure names the files rustfmt would change.
+pub fn fmt_check(ctx: &Ctx) -> Tally {
+    let mut t = Tally::default();
+    let mut ws = Command::new("cargo");
+    ws.args(["fmt", "--all", "--check"]);
+    let mut module = Command::new("rustfmt");
+    module.args(["--edition", "2021", "--check", "rust/rsiw.rs"]);
+    for (name, mut cmd) in [("workspace", ws), ("module", module)] {
+        cmd.current_dir(&ctx.root).stdin(Stdio::null());
+        eprintln!("test: {}", crate::cmd::describe(&cmd));
+        match cmd.output() {
+            Ok(o) if o.status.success() => t.passed += 1,
+            Ok(o) => {
+                let files = unformatted(&String::from_utf8_lossy(&o.stdout));
+                t.failed.push(format!(
+                    "host: rustfmt ({name}): not formatted: {}; run `cargo fmt --all` and `rustfmt --edition 2021 rust/rsiw.rs`{}",
+                    if files.is_empty() { "(no file named)".to_string() } else { files.join(", ") },
+                    String::from_utf8_lossy(&o.stderr).lines().next().map(|l| format!(" ({l})")).unwrap_or_default()
+                ));
+            }
+            Err(e) => t.failed.push(format!(
+                "host: rustfmt ({name}) could not run ({e}); run `rustup component add rustfmt`"
+            )),
+        }
+    }
+    t
+}
+
+/// The files named by rustfmt's `--check` output (`Diff in FILE:LINE:`), once each.
+fn unformatted(out: &str) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    for l in out.lines() {
+        let Some(rest) = l.strip_prefix("Diff in ") else {
+            continue;
+        };
+        let file = rest.split(':').next().unwrap_or(rest).trim().to_string();
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    files
+}
+
 /// Count libtest's per-test lines: `test name ... ok` / `test name ... FAILED`.
 fn count_line(line: &str, t: &mut Tally) {
     let Some(rest) = line.strip_prefix("test ") else {
@@ -92,5 +137,18 @@ mod tests {
             t.failed,
             vec!["host: mpa::tests::rev0_rejected".to_string()]
         );
+    }
+
+    #[test]
+    fn unformatted_files_are_named_once() {
+        let out = "Diff in /r/provider/src/cq.rs:125:\n-a\n+b\nDiff in /r/provider/src/cq.rs:178:\nDiff in /r/rust/qp.rs:7:\n";
+        assert_eq!(
+            unformatted(out),
+            vec![
+                "/r/provider/src/cq.rs".to_string(),
+                "/r/rust/qp.rs".to_string()
+            ]
+        );
+        assert!(unformatted("").is_empty());
     }
 }

@@ -234,6 +234,14 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
         eprintln!("test: host: {} passed; {} failed", t.passed, t.failed.len());
         passed += t.passed;
         failed.extend(t.failed);
+        let f = hosttests::fmt_check(ctx);
+        eprintln!(
+            "test: rustfmt: {} passed; {} failed",
+            f.passed,
+            f.failed.len()
+        );
+        passed += f.passed;
+        failed.extend(f.failed);
     }
     if !a.host_only {
         match vm_suite(ctx, a) {

@@ -63,7 +63,8 @@ pub fn ensure() -> Result<()> {
     if !missing.is_empty() {
         apt_install(&missing)?;
     }
-    ensure_rust_src()?;
+    ensure_component("rust-src", "the kernel's Rust build needs it")?;
+    ensure_component("rustfmt", "`cargo xtask test` checks the formatting")?;
     ensure_bindgen()?;
     Ok(())
 }
@@ -105,18 +106,18 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-fn ensure_rust_src() -> Result<()> {
+fn ensure_component(name: &str, why: &str) -> Result<()> {
     let list = cmd::stdout(
         Command::new("rustup").args(["component", "list", "--installed"]),
         "install rustup (https://rustup.rs) with a stable toolchain",
     )?;
-    if list.lines().any(|l| l.starts_with("rust-src")) {
+    if list.lines().any(|l| l.starts_with(name)) {
         return Ok(());
     }
-    eprintln!("setup: adding rustup component rust-src (the kernel's Rust build needs it)");
+    eprintln!("setup: adding rustup component {name} ({why})");
     cmd::run(
-        Command::new("rustup").args(["component", "add", "rust-src"]),
-        "run `rustup component add rust-src` by hand",
+        Command::new("rustup").args(["component", "add", name]),
+        &format!("run `rustup component add {name}` by hand"),
     )
 }
 

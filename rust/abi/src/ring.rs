@@ -144,7 +144,10 @@ mod test {
         assert_eq!(ring_entries(64, 64), Some(64));
         assert_eq!(ring_entries(65, 64), None);
         assert_eq!(ring_entries(u32::MAX, u32::MAX), None);
-        assert_eq!(ring_entries(MAX_RING_ENTRIES, u32::MAX), Some(MAX_RING_ENTRIES));
+        assert_eq!(
+            ring_entries(MAX_RING_ENTRIES, u32::MAX),
+            Some(MAX_RING_ENTRIES)
+        );
         assert_eq!(ring_entries(MAX_RING_ENTRIES + 1, u32::MAX), None);
     }
 

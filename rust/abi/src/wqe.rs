@@ -245,7 +245,11 @@ impl Sqe {
         let carries_data = matches!(op, O::Send | O::SendInv | O::Write | O::WriteImm);
         if self.flags & SQE_INLINE != 0 {
             let fits = self.inline_len <= max_inline && self.inline_data().is_some();
-            return if carries_data && fits { Ok(op) } else { Err(SqeError::Inline) };
+            return if carries_data && fits {
+                Ok(op)
+            } else {
+                Err(SqeError::Inline)
+            };
         }
         if u32::from(self.num_sge) > max_sge || usize::from(self.num_sge) > MAX_SGE {
             return Err(SqeError::Sges);
@@ -380,7 +384,10 @@ mod test {
         #[cfg(target_endian = "little")]
         assert_eq!(
             &sqe.payload[80..96],
-            &[0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0xcc, 0xbb, 0xaa, 0x99, 0xef, 0xbe, 0xad, 0xde]
+            &[
+                0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0xcc, 0xbb, 0xaa, 0x99, 0xef, 0xbe,
+                0xad, 0xde
+            ]
         );
         let mut rqe = Rqe::default();
         assert!(rqe.set_sge(0, s));
@@ -411,17 +418,36 @@ mod test {
             ..Default::default()
         };
         for (i, &l) in sges.iter().enumerate() {
-            s.set_sge(i, Sge { addr: 0, length: l, lkey: 1 });
+            s.set_sge(
+                i,
+                Sge {
+                    addr: 0,
+                    length: l,
+                    lkey: 1,
+                },
+            );
         }
         s
     }
 
     #[test]
     fn validate_accepts_what_rsiw_executes() {
-        assert_eq!(sqe(SqOpcode::Send, SQE_SIGNALED, &[1, 2]).validate(2, 0), Ok(SqOpcode::Send));
-        assert_eq!(sqe(SqOpcode::Read, 0, &[4096]).validate(6, 0), Ok(SqOpcode::Read));
-        assert_eq!(sqe(SqOpcode::FetchAdd, 0, &[8]).validate(6, 0), Ok(SqOpcode::FetchAdd));
-        assert_eq!(sqe(SqOpcode::LocalInv, 0, &[]).validate(6, 0), Ok(SqOpcode::LocalInv));
+        assert_eq!(
+            sqe(SqOpcode::Send, SQE_SIGNALED, &[1, 2]).validate(2, 0),
+            Ok(SqOpcode::Send)
+        );
+        assert_eq!(
+            sqe(SqOpcode::Read, 0, &[4096]).validate(6, 0),
+            Ok(SqOpcode::Read)
+        );
+        assert_eq!(
+            sqe(SqOpcode::FetchAdd, 0, &[8]).validate(6, 0),
+            Ok(SqOpcode::FetchAdd)
+        );
+        assert_eq!(
+            sqe(SqOpcode::LocalInv, 0, &[]).validate(6, 0),
+            Ok(SqOpcode::LocalInv)
+        );
         let mut w = sqe(SqOpcode::Write, SQE_INLINE, &[]);
         assert!(w.push_inline(&[7; 40]));
         assert_eq!(w.validate(1, 64), Ok(SqOpcode::Write));
@@ -429,21 +455,54 @@ mod test {
 
     #[test]
     fn validate_refuses_with_reason() {
-        assert_eq!(sqe(SqOpcode::SendImm, 0, &[]).validate(6, 96), Err(SqeError::Opcode));
+        assert_eq!(
+            sqe(SqOpcode::SendImm, 0, &[]).validate(6, 96),
+            Err(SqeError::Opcode)
+        );
         let mut bad = sqe(SqOpcode::Send, 0, &[]);
         bad.opcode = 99;
         assert_eq!(bad.validate(6, 96), Err(SqeError::Opcode));
-        assert_eq!(sqe(SqOpcode::Send, 0x80, &[]).validate(6, 96), Err(SqeError::Flags));
-        assert_eq!(sqe(SqOpcode::Send, 0, &[1, 1, 1]).validate(2, 96), Err(SqeError::Sges));
-        assert_eq!(sqe(SqOpcode::Read, 0, &[1, 1]).validate(6, 96), Err(SqeError::Sges));
-        assert_eq!(sqe(SqOpcode::CmpSwap, 0, &[4]).validate(6, 96), Err(SqeError::Sges));
-        assert_eq!(sqe(SqOpcode::LocalInv, 0, &[1]).validate(6, 96), Err(SqeError::Sges));
+        assert_eq!(
+            sqe(SqOpcode::Send, 0x80, &[]).validate(6, 96),
+            Err(SqeError::Flags)
+        );
+        assert_eq!(
+            sqe(SqOpcode::Send, 0, &[1, 1, 1]).validate(2, 96),
+            Err(SqeError::Sges)
+        );
+        assert_eq!(
+            sqe(SqOpcode::Read, 0, &[1, 1]).validate(6, 96),
+            Err(SqeError::Sges)
+        );
+        assert_eq!(
+            sqe(SqOpcode::CmpSwap, 0, &[4]).validate(6, 96),
+            Err(SqeError::Sges)
+        );
+        assert_eq!(
+            sqe(SqOpcode::LocalInv, 0, &[1]).validate(6, 96),
+            Err(SqeError::Sges)
+        );
         // A bind names exactly one range.
-        assert_eq!(sqe(SqOpcode::BindMw, 0, &[4096]).validate(6, 96), Ok(SqOpcode::BindMw));
-        assert_eq!(sqe(SqOpcode::BindMw, 0, &[]).validate(6, 96), Err(SqeError::Sges));
-        assert_eq!(sqe(SqOpcode::BindMw, 0, &[1, 2]).validate(6, 96), Err(SqeError::Sges));
-        assert_eq!(sqe(SqOpcode::BindMw, SQE_INLINE, &[]).validate(6, 96), Err(SqeError::Inline));
-        assert_eq!(sqe(SqOpcode::Read, SQE_INLINE, &[]).validate(6, 96), Err(SqeError::Inline));
+        assert_eq!(
+            sqe(SqOpcode::BindMw, 0, &[4096]).validate(6, 96),
+            Ok(SqOpcode::BindMw)
+        );
+        assert_eq!(
+            sqe(SqOpcode::BindMw, 0, &[]).validate(6, 96),
+            Err(SqeError::Sges)
+        );
+        assert_eq!(
+            sqe(SqOpcode::BindMw, 0, &[1, 2]).validate(6, 96),
+            Err(SqeError::Sges)
+        );
+        assert_eq!(
+            sqe(SqOpcode::BindMw, SQE_INLINE, &[]).validate(6, 96),
+            Err(SqeError::Inline)
+        );
+        assert_eq!(
+            sqe(SqOpcode::Read, SQE_INLINE, &[]).validate(6, 96),
+            Err(SqeError::Inline)
+        );
         let mut long = sqe(SqOpcode::Send, SQE_INLINE, &[]);
         assert!(long.push_inline(&[0; 65]));
         assert_eq!(long.validate(6, 64), Err(SqeError::Inline));

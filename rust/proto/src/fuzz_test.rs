@@ -413,7 +413,11 @@ fn feed_some_stops_at_fpdu_boundaries() {
         assert_eq!(n, fpdu);
         rest = &rest[n..];
     }
-    let ends = sink.log.iter().filter(|e| matches!(e, RxEvent::End(_))).count();
+    let ends = sink
+        .log
+        .iter()
+        .filter(|e| matches!(e, RxEvent::End(_)))
+        .count();
     assert_eq!(ends, 10);
 }
 
@@ -435,7 +439,11 @@ fn feed_some_does_not_stop_for_fpdus_longer_than_the_limit() {
         assert_eq!(n, rest.len().min(300));
         rest = &rest[n..];
     }
-    let ends = sink.log.iter().filter(|e| matches!(e, RxEvent::End(_))).count();
+    let ends = sink
+        .log
+        .iter()
+        .filter(|e| matches!(e, RxEvent::End(_)))
+        .count();
     assert_eq!(ends, 4);
 }
 

@@ -377,7 +377,12 @@ impl<C: Crc32c> RxParser<C> {
     /// that the next call starts with it: a caller that feeds a long input
     /// in bounded pieces (the module: one lock hold each) keeps them aligned
     /// to FPDUs and its FPDUs on the one-step path.
-    pub fn feed_some<S: RxSink>(&mut self, input: &[u8], max: usize, sink: &mut S) -> Result<usize, RxError> {
+    pub fn feed_some<S: RxSink>(
+        &mut self,
+        input: &[u8],
+        max: usize,
+        sink: &mut S,
+    ) -> Result<usize, RxError> {
         let input = input.get(..max.min(input.len())).unwrap_or(&[]);
         let mut used = 0;
         while let Some(rest) = input.get(used..).filter(|r| !r.is_empty()) {
