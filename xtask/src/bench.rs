@@ -82,14 +82,69 @@ fn spread_of(info: &str) -> Option<((String, String), (f64, f64))> {
     Some(((dev.to_string(), test.to_string()), (min, max)))
 }
 
+/// Where a kernel message's timestamp (`[    1.679101]`) starts in `s`, if it does.
+fn printk_at(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    (0..b.len()).find(|&i| {
+        if b[i] != b'[' {
+            return false;
+        }
+        let mut j = i + 1;
+        while j < b.len() && b[j] == b' ' {
+            j += 1;
+        }
+        let int = j;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j == int || j >= b.len() || b[j] != b'.' {
+            return false;
+        }
+        j += 1;
+        let frac = j;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        j > frac && j < b.len() && b[j] == b']'
+    })
+}
+
+/// The text after `RSIW-BENCH ` of each such console line, put back together when a
+/// kernel message landed inside it: the serial console prints kernel messages between
+/// any two bytes of the script's output, so `RSIW-BENCH … 65[    1.67] clocksource: …`
+/// continues on the next line that is not a kernel message (`.11`).
+fn bench_lines(console: &str) -> Vec<String> {
+    let lines: Vec<&str> = console.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        let Some(rest) = line.split("RSIW-BENCH ").nth(1) else {
+            continue;
+        };
+        let Some(k) = printk_at(rest) else {
+            out.push(rest.to_string());
+            continue;
+        };
+        let mut joined = rest[..k].to_string();
+        while i < lines.len() && printk_at(lines[i]) == Some(0) {
+            i += 1;
+        }
+        if i < lines.len() && !lines[i].contains("RSIW-") {
+            joined.push_str(lines[i]);
+            i += 1;
+        }
+        out.push(joined);
+    }
+    out
+}
+
 /// Parses `RSIW-BENCH DEV TEST UNIT VALUE` / `RSIW-BENCH DEV TEST n/a WHY…` lines.
 fn parse(console: &str) -> (Cells, Vec<String>) {
     let mut cells = Cells::new();
     let mut info = Vec::new();
-    for line in console.lines() {
-        let Some(rest) = line.split("RSIW-BENCH ").nth(1) else {
-            continue;
-        };
+    for rest in bench_lines(console) {
         let f: Vec<&str> = rest.split_whitespace().collect();
         match f.as_slice() {
             ["info", more @ ..] => info.push(more.join(" ")),
@@ -281,8 +336,8 @@ const MAX_BOOTS: u32 = 3;
 /// The clocksource `qemu/bench.sh` names when it is not the TSC (the script then
 /// stops at once: latencies would be `inf`).
 fn bad_clock(console: &str) -> Option<String> {
-    console.lines().find_map(|l| {
-        let f: Vec<&str> = l.split("RSIW-BENCH ").nth(1)?.split_whitespace().collect();
+    bench_lines(console).iter().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
         match f.as_slice() {
             ["clocksource", cs] => Some(cs.to_string()),
             _ => None,
@@ -369,6 +424,33 @@ pub fn run(ctx: &Ctx, timeout: u64) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_messages_inside_a_line_are_taken_out() {
+        let console = "RSIW-BENCH info kernel 6.12.117 cpus 2[    1.679101] clocksource: Switched to clocksource tsc\n\
+                       \n\
+                       RSIW-BENCH rsiw0 ib_read_lat@8 us 65[    2.1] a: b\n\
+                       [    2.2] c [d]\n\
+                       .11\n\
+                       RSIW-BENCH siw0 ib_read_lat@8 us 34.4\n\
+                       [ 3.0] e\n";
+        assert_eq!(
+            bench_lines(console),
+            vec![
+                "info kernel 6.12.117 cpus 2".to_string(),
+                "rsiw0 ib_read_lat@8 us 65.11".to_string(),
+                "siw0 ib_read_lat@8 us 34.4".to_string(),
+            ]
+        );
+        let (cells, info) = parse(console);
+        assert_eq!(info, vec!["kernel 6.12.117 cpus 2".to_string()]);
+        assert_eq!(
+            cells.get(&("rsiw0".to_string(), "ib_read_lat@8".to_string())),
+            Some(&Ok(("us".to_string(), 65.11)))
+        );
+        assert_eq!(printk_at("x [12] [ 1.5]"), Some(7));
+        assert_eq!(printk_at("[1.] [.5] [1.5"), None);
+    }
 
     #[test]
     fn parses_values_reasons_and_info() {
