@@ -245,10 +245,10 @@ impl CmId {
             | ibv_event_type_IBV_EVENT_QP_LAST_WQE_REACHED => {
                 // SAFETY: QP events carry the QP in the union.
                 let qp = unsafe { ev.element.qp };
-                // SAFETY: the QP of an event is live until the event is acknowledged.
                 if qp.is_null() {
                     0
                 } else {
+                    // SAFETY: the QP of an event is live until the event is acknowledged.
                     unsafe { (*qp).qp_num }
                 }
             }
