@@ -10,7 +10,7 @@ use super::{causes, Engine, Inbound, Local, Outbound, Phase};
 use crate::{
     cq::{WcFlags, WcStatus},
     ffi::crc::KernelCrc32c,
-    mem::{Access, Mem},
+    mem::{Access, Mem, MemError},
     proto::{
         atomic::AtomicOp,
         ddp::Buffer,
@@ -196,15 +196,27 @@ impl Sink<'_> {
             return Ok(());
         }
         let mem = self
-            .eng
-            .qp
-            .dev()
-            .mem_lookup(stag)
-            .ok_or(TermCause::DDP_INVALID_STAG)?;
-        mem.check(self.pd(), need, to, u64::from(len))
+            .checked_mem(stag, to, u64::from(len), need)
             .map_err(causes::tagged)?;
         self.ctx.seg = Seg::Tagged(mem);
         Ok(())
+    }
+
+    /// Local STag `stag` of this PD, checked for `need` over `len` octets at
+    /// `to` (STag, state, PD, rights, bounds). The caller maps a failure to
+    /// its layer's Terminate: `causes::tagged` for a tagged sink (RFC 5041
+    /// §7.2), `causes::remote` for the memory a Read or Atomic Request names
+    /// (RFC 5040 §7.1; RFC 7306 §9 puts Atomics under the same rules).
+    fn checked_mem(
+        &self,
+        stag: u32,
+        to: u64,
+        len: u64,
+        need: Access,
+    ) -> Result<Arc<Mem>, MemError> {
+        let mem = self.eng.qp.dev().mem_lookup(stag).ok_or(MemError::Stag)?;
+        mem.check(self.pd(), need, to, len)?;
+        Ok(mem)
     }
 
     fn read_response(&mut self, stag: u32, to: u64, len: u16) -> Result<(), TermCause> {
@@ -298,21 +310,16 @@ impl Sink<'_> {
         let src = if r.size == 0 {
             None
         } else {
-            let mem = self
-                .eng
-                .qp
-                .dev()
-                .mem_lookup(r.source_stag)
-                .ok_or(TermCause::RDMAP_INVALID_STAG)?;
             // RFC 5040 §7.1: the Data Source must be readable by the peer.
-            mem.check(
-                self.pd(),
-                Access::REMOTE_READ,
-                r.source_to,
-                u64::from(r.size),
+            Some(
+                self.checked_mem(
+                    r.source_stag,
+                    r.source_to,
+                    u64::from(r.size),
+                    Access::REMOTE_READ,
+                )
+                .map_err(causes::remote)?,
             )
-            .map_err(causes::remote)?;
-            Some(mem)
         };
         self.ctx.pending = Pending::Read(Inbound::Read {
             sink_stag: r.sink_stag,
@@ -329,12 +336,7 @@ impl Sink<'_> {
             return Err(TermCause::RDMAP_UNSPECIFIED);
         };
         let mem = self
-            .eng
-            .qp
-            .dev()
-            .mem_lookup(a.stag)
-            .ok_or(TermCause::RDMAP_INVALID_STAG)?;
-        mem.check(self.pd(), Access::REMOTE_ATOMIC, a.to, 8)
+            .checked_mem(a.stag, a.to, 8, Access::REMOTE_ATOMIC)
             .map_err(causes::remote)?;
         // RFC 7306 §8.2: misaligned target; §5.2.1 rule 4: unknown AOpCode.
         if !crate::proto::atomic::is_aligned(a.to) {

@@ -432,22 +432,22 @@ mod test {
 
     #[test]
     fn validate_accepts_what_rsiw_executes() {
-        assert_eq!(
-            sqe(SqOpcode::Send, SQE_SIGNALED, &[1, 2]).validate(2, 0),
-            Ok(SqOpcode::Send)
-        );
-        assert_eq!(
-            sqe(SqOpcode::Read, 0, &[4096]).validate(6, 0),
-            Ok(SqOpcode::Read)
-        );
-        assert_eq!(
-            sqe(SqOpcode::FetchAdd, 0, &[8]).validate(6, 0),
-            Ok(SqOpcode::FetchAdd)
-        );
-        assert_eq!(
-            sqe(SqOpcode::LocalInv, 0, &[]).validate(6, 0),
-            Ok(SqOpcode::LocalInv)
-        );
+        // (opcode, flags, SGE lengths, max SGEs, max inline)
+        let cases = [
+            (SqOpcode::Send, SQE_SIGNALED, &[1, 2][..], 2, 0),
+            (SqOpcode::Read, 0, &[4096], 6, 0),
+            (SqOpcode::FetchAdd, 0, &[8], 6, 0),
+            (SqOpcode::LocalInv, 0, &[], 6, 0),
+            // A bind names exactly one range.
+            (SqOpcode::BindMw, 0, &[4096], 6, 96),
+        ];
+        for (op, flags, sges, max_sge, max_inline) in cases {
+            assert_eq!(
+                sqe(op, flags, sges).validate(max_sge, max_inline),
+                Ok(op),
+                "{op:?}"
+            );
+        }
         let mut w = sqe(SqOpcode::Write, SQE_INLINE, &[]);
         assert!(w.push_inline(&[7; 40]));
         assert_eq!(w.validate(1, 64), Ok(SqOpcode::Write));
@@ -455,54 +455,29 @@ mod test {
 
     #[test]
     fn validate_refuses_with_reason() {
-        assert_eq!(
-            sqe(SqOpcode::SendImm, 0, &[]).validate(6, 96),
-            Err(SqeError::Opcode)
-        );
+        // (opcode, flags, SGE lengths, max SGEs, expected error)
+        let cases = [
+            (SqOpcode::SendImm, 0, &[][..], 6, SqeError::Opcode),
+            (SqOpcode::Send, 0x80, &[], 6, SqeError::Flags),
+            (SqOpcode::Send, 0, &[1, 1, 1], 2, SqeError::Sges),
+            (SqOpcode::Read, 0, &[1, 1], 6, SqeError::Sges),
+            (SqOpcode::CmpSwap, 0, &[4], 6, SqeError::Sges),
+            (SqOpcode::LocalInv, 0, &[1], 6, SqeError::Sges),
+            (SqOpcode::BindMw, 0, &[], 6, SqeError::Sges),
+            (SqOpcode::BindMw, 0, &[1, 2], 6, SqeError::Sges),
+            (SqOpcode::BindMw, SQE_INLINE, &[], 6, SqeError::Inline),
+            (SqOpcode::Read, SQE_INLINE, &[], 6, SqeError::Inline),
+        ];
+        for (op, flags, sges, max_sge, err) in cases {
+            assert_eq!(
+                sqe(op, flags, sges).validate(max_sge, 96),
+                Err(err),
+                "{op:?} flags {flags:#x} sges {sges:?}"
+            );
+        }
         let mut bad = sqe(SqOpcode::Send, 0, &[]);
         bad.opcode = 99;
         assert_eq!(bad.validate(6, 96), Err(SqeError::Opcode));
-        assert_eq!(
-            sqe(SqOpcode::Send, 0x80, &[]).validate(6, 96),
-            Err(SqeError::Flags)
-        );
-        assert_eq!(
-            sqe(SqOpcode::Send, 0, &[1, 1, 1]).validate(2, 96),
-            Err(SqeError::Sges)
-        );
-        assert_eq!(
-            sqe(SqOpcode::Read, 0, &[1, 1]).validate(6, 96),
-            Err(SqeError::Sges)
-        );
-        assert_eq!(
-            sqe(SqOpcode::CmpSwap, 0, &[4]).validate(6, 96),
-            Err(SqeError::Sges)
-        );
-        assert_eq!(
-            sqe(SqOpcode::LocalInv, 0, &[1]).validate(6, 96),
-            Err(SqeError::Sges)
-        );
-        // A bind names exactly one range.
-        assert_eq!(
-            sqe(SqOpcode::BindMw, 0, &[4096]).validate(6, 96),
-            Ok(SqOpcode::BindMw)
-        );
-        assert_eq!(
-            sqe(SqOpcode::BindMw, 0, &[]).validate(6, 96),
-            Err(SqeError::Sges)
-        );
-        assert_eq!(
-            sqe(SqOpcode::BindMw, 0, &[1, 2]).validate(6, 96),
-            Err(SqeError::Sges)
-        );
-        assert_eq!(
-            sqe(SqOpcode::BindMw, SQE_INLINE, &[]).validate(6, 96),
-            Err(SqeError::Inline)
-        );
-        assert_eq!(
-            sqe(SqOpcode::Read, SQE_INLINE, &[]).validate(6, 96),
-            Err(SqeError::Inline)
-        );
         let mut long = sqe(SqOpcode::Send, SQE_INLINE, &[]);
         assert!(long.push_inline(&[0; 65]));
         assert_eq!(long.validate(6, 64), Err(SqeError::Inline));
