@@ -55,8 +55,19 @@ pub(crate) enum MemError {
     Access,
     /// The range is not inside the region (or wraps).
     Bounds,
-    /// The STag is invalid (invalidated, or an FRWR not yet registered).
+    /// The STag is invalid (invalidated, or an FRWR not yet registered),
+    /// or was registered anew since it was checked.
     State,
+    /// A copy failed for another reason (a page could not be reached).
+    Fault,
+}
+
+/// What a check saw of a region: copies through a [`Checked`] go ahead only
+/// while the region is still valid with this key and registration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    key: u8,
+    gen: u32,
 }
 
 /// Where the bytes of a region live.
@@ -73,6 +84,14 @@ pub(crate) enum MemKind {
     Window,
 }
 
+/// A fast-registration page list being built by `map_mr_sg`.
+struct Mapping {
+    pages: KVVec<u64>,
+    npages: usize,
+    page_size: u64,
+    first_off: u64,
+}
+
 /// The fields [`Mem::state`] protects.
 struct State {
     /// Low 8 bits of the STag (the consumer key).
@@ -84,6 +103,9 @@ struct State {
     iova: u64,
     len: u64,
     valid: bool,
+    /// `Pbl` only: the next mapping, built by `map_mr_sg` while the current
+    /// one may still be in use; a fast registration makes it current.
+    staged: Mapping,
     /// `Pbl` only: page kernel addresses, `npages` of them in use.
     pages: KVVec<u64>,
     npages: usize,
@@ -93,6 +115,33 @@ struct State {
     first_off: u64,
     /// `Window` only: the region it is bound to (`Some` while valid).
     parent: Option<Arc<Mem>>,
+    /// `Window` only: the region's `gen` when the window was bound; the
+    /// window reaches the region only while that registration lives.
+    parent_gen: u32,
+    /// Registration generation: moves on every change of validity, key or
+    /// mapping (invalidation, fast registration, bind, `map_mr_sg`,
+    /// deregistration), so that a [`Stamp`] taken before goes stale.
+    gen: u32,
+}
+
+impl State {
+    /// Valid, in registration `gen`.
+    fn valid_gen(&self, gen: u32) -> bool {
+        self.valid && self.gen == gen
+    }
+
+    /// The region is as `st` saw it: valid, same key, same registration.
+    fn live(&self, st: Stamp) -> Result<(), MemError> {
+        if self.valid && self.key == st.key && self.gen == st.gen {
+            Ok(())
+        } else {
+            Err(MemError::State)
+        }
+    }
+
+    fn bump(&mut self) {
+        self.gen = self.gen.wrapping_add(1);
+    }
 }
 
 /// One memory region (and its STag).
@@ -137,6 +186,15 @@ impl Mem {
             MemKind::Dma => (KVVec::new(), true, 0),
             MemKind::Window => (KVVec::new(), false, 0),
         };
+        let staged = Mapping {
+            pages: match &init.kind {
+                MemKind::Pbl(n) => KVVec::from_elem(0u64, *n, GFP_KERNEL)?,
+                _ => KVVec::new(),
+            },
+            npages: 0,
+            page_size: kernel::page::PAGE_SIZE as u64,
+            first_off: 0,
+        };
         let key = dev.next_key();
         let mem = Arc::pin_init(
             pin_init!(Self {
@@ -151,11 +209,14 @@ impl Mem {
                         iova: init.iova,
                         len: init.len,
                         valid,
+                        staged,
                         pages,
                         npages: 0,
                         page_size: kernel::page::PAGE_SIZE as u64,
                         first_off,
                         parent: None,
+                        parent_gen: 0,
+                        gen: 0,
                     },
                     "rsiw_mem"
                 ),
@@ -191,6 +252,7 @@ impl Mem {
     fn unbind(&self) -> Option<Arc<Mem>> {
         let mut s = self.state.lock();
         s.valid = false;
+        s.bump();
         let parent = s.parent.take();
         drop(s);
         if let Some(p) = &parent {
@@ -215,10 +277,21 @@ impl Mem {
         matches!(self.kind, MemKind::Pbl(_))
     }
 
-    /// Checks validity, PD, rights and bounds for `len` bytes at `addr`
-    /// (RFC 5040 §6.4; without overflow, unlike `addr + len` on u64).
-    pub(crate) fn check(&self, pd: u32, need: Access, addr: u64, len: u64) -> Result<(), MemError> {
+    /// Checks key, validity, PD, rights and bounds for `len` bytes at
+    /// `addr` in one lock hold (RFC 5040 §6.4; bounds without overflow,
+    /// unlike `addr + len` on u64), and returns what it saw.
+    fn check(
+        &self,
+        key: u8,
+        pd: u32,
+        need: Access,
+        addr: u64,
+        len: u64,
+    ) -> Result<Stamp, MemError> {
         let s = self.state.lock();
+        if s.key != key {
+            return Err(MemError::Stag);
+        }
         if !s.valid {
             return Err(MemError::State);
         }
@@ -228,48 +301,58 @@ impl Mem {
         if !s.access.contains(need) {
             return Err(MemError::Access);
         }
+        let stamp = Stamp { key, gen: s.gen };
         match self.kind {
-            MemKind::Dma => addr.checked_add(len).map(|_| ()).ok_or(MemError::Bounds),
+            MemKind::Dma => addr.checked_add(len).map(|_| stamp).ok_or(MemError::Bounds),
             MemKind::Window => {
                 in_bounds(s.iova, s.len, addr, len)?;
-                let parent = s.parent.clone();
+                let (parent, pgen) = (s.parent.clone(), s.parent_gen);
                 // One `rsiw_mem` lock at a time (a single lockdep class).
                 drop(s);
                 // A window is only as good as its region.
                 match parent {
-                    Some(p) if p.state.lock().valid => Ok(()),
+                    Some(p) if p.state.lock().valid_gen(pgen) => Ok(stamp),
                     _ => Err(MemError::State),
                 }
             }
-            _ => in_bounds(s.iova, s.len, addr, len),
+            _ => in_bounds(s.iova, s.len, addr, len).map(|()| stamp),
         }
     }
 
-    /// The region behind a window, after checking `addr..addr+len` lies in
-    /// the window; `None` for other kinds.
-    fn window_target(&self, addr: u64, len: u64) -> Option<Result<Arc<Mem>>> {
+    /// The region behind a window and the registration it must still have,
+    /// after checking the window is as `st` saw it and `addr..addr+len`
+    /// lies in it; `None` for other kinds.
+    fn window_target(
+        &self,
+        st: Stamp,
+        addr: u64,
+        len: u64,
+    ) -> Option<Result<(Arc<Mem>, u32), MemError>> {
         if !matches!(self.kind, MemKind::Window) {
             return None;
         }
         let s = self.state.lock();
-        Some(match (&s.parent, in_bounds(s.iova, s.len, addr, len)) {
-            (Some(p), Ok(())) => Ok(p.clone()),
-            _ => Err(EINVAL),
-        })
+        Some(s.live(st).and_then(|()| {
+            in_bounds(s.iova, s.len, addr, len)?;
+            s.parent
+                .clone()
+                .map(|p| (p, s.parent_gen))
+                .ok_or(MemError::State)
+        }))
     }
 
-    /// Copies `data` into the region at `addr`; call [`Self::check`] first.
-    pub(crate) fn write(&self, addr: u64, data: &[u8]) -> Result {
-        self.copy(addr, data.len(), |where_, at, n| match where_ {
+    /// Copies `data` into the region at `addr`.
+    fn write(&self, want: Want, addr: u64, data: &[u8]) -> Result<(), MemError> {
+        self.copy(want, addr, data.len(), |where_, at, n| match where_ {
             Where::Kva(kva) => kva_write(kva, data.get(at..at + n).ok_or(EINVAL)?),
             Where::User(u, off) => u.write(off, data.get(at..at + n).ok_or(EINVAL)?),
         })
     }
 
-    /// Copies from the region at `addr` into `out`; call [`Self::check`] first.
-    pub(crate) fn read(&self, addr: u64, out: &mut [u8]) -> Result {
+    /// Copies from the region at `addr` into `out`.
+    fn read(&self, want: Want, addr: u64, out: &mut [u8]) -> Result<(), MemError> {
         let len = out.len();
-        self.copy(addr, len, |where_, at, n| match where_ {
+        self.copy(want, addr, len, |where_, at, n| match where_ {
             Where::Kva(kva) => kva_read(kva, out.get_mut(at..at + n).ok_or(EINVAL)?),
             Where::User(u, off) => u.read(off, out.get_mut(at..at + n).ok_or(EINVAL)?),
         })
@@ -277,12 +360,12 @@ impl Mem {
 
     /// Atomically replaces the 8-byte word at `addr` (8-aligned) by `f(old)`
     /// with a compare-and-exchange loop, and returns `old` (RFC 7306 §5.2.2).
-    pub(crate) fn atomic64(&self, addr: u64, f: &dyn Fn(u64) -> u64) -> Result<u64> {
+    fn atomic64(&self, want: Want, addr: u64, f: &dyn Fn(u64) -> u64) -> Result<u64, MemError> {
         if addr % 8 != 0 {
-            return Err(EINVAL);
+            return Err(MemError::Bounds);
         }
-        let mut result = Err(EINVAL);
-        self.copy(addr, 8, |where_, _, n| {
+        let mut result = Err(MemError::Fault);
+        self.copy(want, addr, 8, |where_, _, n| {
             if n != 8 {
                 return Err(EINVAL);
             }
@@ -309,23 +392,38 @@ impl Mem {
     /// Invalidates the STag (Send with Invalidate, RFC 5040 §6.10; or a Local
     /// Invalidate); only fast-registration regions and memory windows of
     /// `pd` may be invalidated.
-    pub(crate) fn invalidate(&self, pd: u32) -> Result<(), MemError> {
+    fn invalidate(&self, key: u8, pd: u32) -> Result<(), MemError> {
         let mut s = self.state.lock();
+        // The key in the same lock hold as the change: a registration made
+        // anew since the caller looked the STag up has another key.
+        if s.key != key {
+            return Err(MemError::Stag);
+        }
         if s.pd != pd {
             return Err(MemError::Pd);
         }
         match self.kind {
             MemKind::Pbl(_) => {
-                // Invalidating an already invalid STag is allowed (verbs semantics).
+                // Invalidating an already invalid STag is allowed (verbs
+                // semantics). Copies checked before see it and stop
+                // (`State::live`): the ULP may free the pages once it has
+                // the completion.
                 s.valid = false;
+                s.bump();
                 Ok(())
             }
             MemKind::Window => {
+                s.valid = false;
+                s.bump();
+                let parent = s.parent.take();
                 drop(s);
+                if let Some(p) = &parent {
+                    p.windows.fetch_sub(1, Ordering::AcqRel);
+                }
                 // The region stays registered while the window was bound, so
                 // this is never its last reference: dropping it here (maybe
                 // in softirq) frees nothing.
-                drop(self.unbind());
+                drop(parent);
                 Ok(())
             }
             _ => Err(MemError::Access),
@@ -347,6 +445,7 @@ impl Mem {
         if !matches!(self.kind, MemKind::Window) || matches!(region.kind, MemKind::Window) {
             return Err(MemError::Access);
         }
+        let parent_gen;
         if access.0 & !Access::REMOTE != 0 {
             // Zero-based windows and local rights are not window rights here.
             return Err(MemError::Access);
@@ -371,6 +470,7 @@ impl Mem {
             } else {
                 addr.checked_add(len).ok_or(MemError::Bounds)?;
             }
+            parent_gen = r.gen;
         }
         let mut s = self.state.lock();
         if s.pd != pd {
@@ -382,6 +482,8 @@ impl Mem {
         }
         region.windows.fetch_add(1, Ordering::AcqRel);
         s.parent = Some(region);
+        s.parent_gen = parent_gen;
+        s.bump();
         s.key = key;
         s.access = access;
         s.iova = addr;
@@ -412,13 +514,30 @@ impl Mem {
             return Err(MemError::State);
         }
         // The range must stay inside the mapped pages.
-        let mapped = (s.npages as u64).saturating_mul(s.page_size);
+        let st = &s.staged;
+        let mapped = (st.npages as u64).saturating_mul(st.page_size);
         if len
-            .checked_add(s.first_off)
+            .checked_add(st.first_off)
             .map_or(true, |end| end > mapped)
         {
             return Err(MemError::Bounds);
         }
+        // The staged mapping becomes the region's; the old page list is the
+        // next one to fill.
+        let State {
+            staged,
+            pages,
+            npages,
+            page_size,
+            first_off,
+            ..
+        } = &mut *s;
+        core::mem::swap(pages, &mut staged.pages);
+        *npages = staged.npages;
+        *page_size = staged.page_size;
+        *first_off = staged.first_off;
+        staged.npages = 0;
+        s.bump();
         s.key = key;
         s.access = access;
         s.iova = iova;
@@ -427,52 +546,59 @@ impl Mem {
         Ok(())
     }
 
-    /// Starts a new `map_mr_sg` mapping with pages of `page_size`.
+    /// Starts a new `map_mr_sg` mapping with pages of `page_size`. It is
+    /// staged: the region's current pages stay in use (by placements of a
+    /// still valid STag: rdma_rw maps before its chained LOCAL_INV runs)
+    /// until a fast registration makes the new mapping current.
     pub(crate) fn map_begin(&self, page_size: u64) -> Result {
         if !page_size.is_power_of_two() {
             return Err(EINVAL);
         }
         let mut s = self.state.lock();
-        s.npages = 0;
-        s.page_size = page_size;
+        s.staged.npages = 0;
+        s.staged.page_size = page_size;
+        s.staged.first_off = 0;
         Ok(())
     }
 
     /// Appends a page (kernel address) to the mapping; `ENOMEM` when full.
     pub(crate) fn map_page(&self, kva: u64) -> Result {
         let mut s = self.state.lock();
-        let n = s.npages;
-        *s.pages.get_mut(n).ok_or(ENOMEM)? = kva;
-        s.npages = n + 1;
+        let n = s.staged.npages;
+        *s.staged.pages.get_mut(n).ok_or(ENOMEM)? = kva;
+        s.staged.npages = n + 1;
         Ok(())
     }
 
-    /// Ends a mapping: the region now covers `len` bytes from `iova`.
-    pub(crate) fn map_end(&self, iova: u64, len: u64) {
+    /// Ends a mapping that starts at `iova` (the fast registration gives the
+    /// region its address range).
+    pub(crate) fn map_end(&self, iova: u64) {
         let mut s = self.state.lock();
-        s.first_off = iova & (s.page_size - 1);
-        s.iova = iova;
-        s.len = len;
+        s.staged.first_off = iova & (s.staged.page_size - 1);
     }
 
     /// Zero-copy transmit: `f(page, offset, n)` for each page piece of
     /// `len` bytes at `addr` if the region is pinned user memory, whose pages
     /// the socket may reference; `Ok(false)` for kernel memory (its slab
-    /// pages must be copied). Call `check` first. Runs under the region's
-    /// lock: `f` must not sleep.
-    pub(crate) fn user_pages(
+    /// pages must be copied). Runs under the region's lock: `f` must not
+    /// sleep.
+    fn user_pages(
         &self,
+        want: Want,
         addr: u64,
         len: usize,
         mut f: impl FnMut(crate::ffi::zc::PageRef, usize, usize) -> Result,
-    ) -> Result<bool> {
-        if let Some(parent) = self.window_target(addr, len as u64) {
-            return parent?.user_pages(addr, len, f);
+    ) -> Result<bool, MemError> {
+        if let Want::Stamp(st) = want {
+            if let Some(parent) = self.window_target(st, addr, len as u64) {
+                let (p, pgen) = parent?;
+                return p.user_pages(Want::Gen(pgen), addr, len, f);
+            }
         }
         if !matches!(self.kind, MemKind::User(_)) {
             return Ok(false);
         }
-        self.copy(addr, len, |w, _, n| match w {
+        self.copy(want, addr, len, |w, _, n| match w {
             Where::User(u, off) => {
                 let (p, o) = u.page_ref(off, n)?;
                 f(p, o, n)
@@ -484,19 +610,42 @@ impl Mem {
 
     /// Runs `f(where, at, n)` for each physically contiguous piece of
     /// `len` bytes at `addr`, `at` being the offset into the caller's buffer.
+    /// Every piece is reached under the region's lock, after checking it is
+    /// still what `want` expects (RFC 5040 §6.4: an invalid STag is not
+    /// accessed): a region invalidated, deregistered or registered anew
+    /// since the check fails with `MemError::State` and nothing is touched.
     fn copy(
         &self,
+        want: Want,
+        addr: u64,
+        len: usize,
+        f: impl FnMut(Where<'_>, usize, usize) -> Result,
+    ) -> Result<(), MemError> {
+        if let Want::Stamp(st) = want {
+            if let Some(parent) = self.window_target(st, addr, len as u64) {
+                // The window's addresses are its region's (not zero-based).
+                let (p, pgen) = parent?;
+                return p.copy(Want::Gen(pgen), addr, len, f);
+            }
+        }
+        let s = self.state.lock();
+        match want {
+            Want::Stamp(st) => s.live(st)?,
+            Want::Gen(g) if s.valid_gen(g) => {}
+            Want::Gen(_) => return Err(MemError::State),
+        }
+        Self::copy_locked(&s, &self.kind, addr, len, f).map_err(|_| MemError::Fault)
+    }
+
+    fn copy_locked(
+        s: &State,
+        kind: &MemKind,
         addr: u64,
         len: usize,
         mut f: impl FnMut(Where<'_>, usize, usize) -> Result,
     ) -> Result {
-        if let Some(parent) = self.window_target(addr, len as u64) {
-            // The window's addresses are its region's (not zero-based).
-            return parent?.copy(addr, len, f);
-        }
-        let s = self.state.lock();
         let len64 = len as u64;
-        if let MemKind::Dma = self.kind {
+        if let MemKind::Dma = kind {
             addr.checked_add(len64).ok_or(EINVAL)?;
             return f(Where::Kva(addr), 0, len);
         }
@@ -504,7 +653,7 @@ impl Mem {
         // Offset from the start of the first page; cannot overflow: both
         // terms are bounded by the region (len < 2^64 - page).
         let mut off = (addr - s.iova).checked_add(s.first_off).ok_or(EINVAL)?;
-        let (page_size, shift) = match &self.kind {
+        let (page_size, shift) = match kind {
             MemKind::Pbl(_) => (s.page_size, s.page_size.trailing_zeros()),
             _ => (
                 kernel::page::PAGE_SIZE as u64,
@@ -516,7 +665,7 @@ impl Mem {
             let in_page = off & (page_size - 1);
             let n = ((page_size - in_page) as usize).min(len - at);
             let idx = usize::try_from(off >> shift).map_err(|_| EINVAL)?;
-            match &self.kind {
+            match kind {
                 MemKind::User(u) => f(Where::User(u, off), at, n)?,
                 _ => {
                     if idx >= s.npages {
@@ -531,6 +680,15 @@ impl Mem {
         }
         Ok(())
     }
+}
+
+/// What a copy expects of the region it reaches.
+#[derive(Clone, Copy)]
+enum Want {
+    /// The region as a check saw it.
+    Stamp(Stamp),
+    /// A window's region: valid, in the registration the window was bound to.
+    Gen(u32),
 }
 
 /// One contiguous piece of a region.
@@ -551,7 +709,74 @@ fn in_bounds(base: u64, size: u64, addr: u64, len: u64) -> Result<(), MemError> 
     }
 }
 
+/// A region checked for an access: copies through it reach the region's
+/// pages only while it is still valid with the key and registration the
+/// check saw (an invalidation, deregistration or re-registration in between
+/// makes them fail with `MemError::State`). Holding it keeps the region (and
+/// pinned user pages) allocated, not valid.
+pub(crate) struct Checked {
+    mem: Arc<Mem>,
+    stamp: Stamp,
+}
+
+impl Checked {
+    /// Copies `data` into the region at `addr`.
+    pub(crate) fn write(&self, addr: u64, data: &[u8]) -> Result<(), MemError> {
+        self.mem.write(Want::Stamp(self.stamp), addr, data)
+    }
+
+    /// Copies from the region at `addr` into `out`.
+    pub(crate) fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), MemError> {
+        self.mem.read(Want::Stamp(self.stamp), addr, out)
+    }
+
+    /// RFC 7306 §5.2.2: replaces the 8-byte word at `addr` by `f(old)`
+    /// atomically against every other access to it; returns `old`.
+    pub(crate) fn atomic64(&self, addr: u64, f: &dyn Fn(u64) -> u64) -> Result<u64, MemError> {
+        self.mem.atomic64(Want::Stamp(self.stamp), addr, f)
+    }
+
+    /// Zero-copy transmit (`Mem::user_pages`).
+    pub(crate) fn user_pages(
+        &self,
+        addr: u64,
+        len: usize,
+        f: impl FnMut(crate::ffi::zc::PageRef, usize, usize) -> Result,
+    ) -> Result<bool, MemError> {
+        self.mem.user_pages(Want::Stamp(self.stamp), addr, len, f)
+    }
+}
+
 impl Device {
+    /// The region `stag` names, checked in one lock hold for its key,
+    /// validity, PD `pd`, rights `need` and `len` octets at `addr`
+    /// (RFC 5040 §6.4, RFC 5041 §7.2); any context.
+    pub(crate) fn checked_mem(
+        &self,
+        stag: u32,
+        pd: u32,
+        need: Access,
+        addr: u64,
+        len: u64,
+    ) -> Result<Checked, MemError> {
+        let mem = self
+            .mems()
+            .get((stag >> 8) as usize)
+            .ok_or(MemError::Stag)?;
+        let stamp = mem.check((stag & 0xff) as u8, pd, need, addr, len)?;
+        Ok(Checked { mem, stamp })
+    }
+
+    /// Invalidates `stag` of `pd` (Send with Invalidate, Local Invalidate,
+    /// READ_WITH_INV); any context.
+    pub(crate) fn invalidate_stag(&self, stag: u32, pd: u32) -> Result<(), MemError> {
+        let mem = self
+            .mems()
+            .get((stag >> 8) as usize)
+            .ok_or(MemError::Stag)?;
+        mem.invalidate((stag & 0xff) as u8, pd)
+    }
+
     /// The region an STag names, if its index and key match; any context.
     pub(crate) fn mem_lookup(&self, stag: u32) -> Option<Arc<Mem>> {
         let mem = self.mems().get((stag >> 8) as usize)?;

@@ -7,7 +7,7 @@ use crate::{
     cq::{Cq, Cqe, WcFlags, WcOpcode, WcStatus},
     device::Device,
     engine::Conn,
-    ffi::{lock::IrqSpinLock, qp::IbQpRef},
+    ffi::{lock::IrqSpinLock, owner::Owner, qp::IbQpRef},
     mem::{Access, Mem, MemError},
     srq::{RecvQueue, RecvRing, Srq},
     uqueue::{BadWqe, UserRq, UserSq},
@@ -245,6 +245,8 @@ pub(crate) struct QpInit {
     pub(crate) sig_all: bool,
     /// Sizes.
     pub(crate) caps: QpCaps,
+    /// The process that created it (user QPs), or the kernel.
+    pub(crate) owner: Owner,
 }
 
 /// What `modify_qp` changes (absent fields are not in the attribute mask).
@@ -358,6 +360,25 @@ impl SendQueue {
         }
     }
 
+    /// How many WQEs are posted and not yet handed over, as the user's
+    /// producer index says now: at most a ring's worth (a corrupt index
+    /// counts as none). A flush takes this many and no more, so a thread
+    /// that keeps posting cannot keep it going.
+    ///
+    /// A user SQ is marked idle first: whatever the provider posts from now
+    /// on rings the doorbell, which flushes it in turn (`uqueue::doorbell`).
+    fn flush_snapshot(&self) -> usize {
+        match self {
+            Self::Kernel(k) => k.tail.wrapping_sub(k.peek).min(k.ring.len()),
+            Self::User(u) => {
+                u.ring.idle_for_flush();
+                u.ring
+                    .produced(u.head)
+                    .map_or(0, |p| p.wrapping_sub(u.next).min(u.ring.entries()) as usize)
+            }
+        }
+    }
+
     /// The WQE `next` returned now belongs to the engine (or was flushed).
     fn advance(&mut self) {
         match self {
@@ -406,9 +427,10 @@ struct Inner {
     state: QpState,
     ord: u32,
     ird: u32,
-    access: u32,
     sq: SendQueue,
     conn: Option<Arc<Conn>>,
+    /// `destroy_qp` started: no connection may be bound any more.
+    destroying: bool,
 }
 
 /// The provider's rings of a user QP, made once the sizes are granted.
@@ -427,6 +449,11 @@ pub(crate) struct Qp {
     srq: Option<Arc<Srq>>,
     sig_all: bool,
     caps: QpCaps,
+    /// Who may bind a connection to the QP (`iw_connect`/`iw_accept` name
+    /// it by number, which rdma_cm passes through from any process).
+    owner: Owner,
+    /// `IB_ACCESS_REMOTE_*` rights the consumer enabled (`modify_qp`).
+    access: AtomicU32,
     /// State and send queue: taken in any context (post_send, engine TX
     /// work, RX in softirq for state checks); never held across a CQ push
     /// or an engine call.
@@ -553,8 +580,17 @@ impl Qp {
                 srq: init.srq,
                 sig_all: init.sig_all,
                 caps,
+                owner: init.owner,
+                access: AtomicU32::new(0),
                 inner <- crate::new_irq_spinlock!(
-                    Inner { state: QpState::Reset, ord: 0, ird: 0, access: 0, sq, conn: None },
+                    Inner {
+                        state: QpState::Reset,
+                        ord: 0,
+                        ird: 0,
+                        sq,
+                        conn: None,
+                        destroying: false,
+                    },
                     "rsiw_qp"
                 ),
                 rq <- crate::new_irq_spinlock!(rq, "rsiw_qp_rq"),
@@ -602,10 +638,22 @@ impl Qp {
         self.inner.lock().ird
     }
 
-    /// `IB_ACCESS_REMOTE_*` rights the consumer enabled on the QP.
-    #[allow(dead_code)] // contract for the engine (interfaces: ORD/IRD, QP rights)
-    pub(crate) fn access(&self) -> u32 {
-        self.inner.lock().access
+    /// May the peer do an operation that needs `need` of the QP's remote
+    /// rights (`IB_ACCESS_REMOTE_WRITE`/`READ`/`ATOMIC`, IBA 10.2.4: set by
+    /// `modify_qp`)? RX asks once per message, without a lock.
+    ///
+    /// iWARP differs for Atomics: the iw_cm moves a QP to RTR with remote
+    /// read and write, never remote atomic (it has no Atomics), where the
+    /// IB CM enables remote atomic together with remote read when it grants
+    /// responder resources. A stream the iw_cm set up follows the IB CM's
+    /// rule, so Atomics over rdma_cm keep working on a QP that allows
+    /// remote reads.
+    pub(crate) fn remote_allowed(&self, need: Access, via_iwcm: bool) -> bool {
+        let have = Access(self.access.load(Ordering::Relaxed));
+        if need == Access::REMOTE_ATOMIC && via_iwcm {
+            return have.contains(Access::REMOTE_ATOMIC) || have.contains(Access::REMOTE_READ);
+        }
+        have.contains(need)
     }
 
     /// Granted sizes.
@@ -623,23 +671,72 @@ impl Qp {
         self.inner.lock().conn.clone()
     }
 
-    /// Attaches (CM, after MPA) or detaches the engine's connection.
-    pub(crate) fn set_conn(&self, conn: Option<Arc<Conn>>) {
-        let old = core::mem::replace(&mut self.inner.lock().conn, conn);
-        drop(old);
+    /// May the caller bind a connection to this QP? The QP must be its
+    /// own (a user QP: the creating process; a kernel QP: a kernel context),
+    /// in INIT or RTR, without a connection and not being destroyed. Checked
+    /// again by [`Self::bind_conn`] in the same lock hold as the binding;
+    /// this early look lets the CM refuse before it answers the peer.
+    pub(crate) fn may_bind(&self) -> Result {
+        if !self.owner.is_caller() {
+            return Err(EACCES);
+        }
+        let inner = self.inner.lock();
+        Self::bindable(&inner)
     }
 
-    /// Moves an INIT/RTR QP with a connection attached to RTS (the CM, once
-    /// the stream is up); ORD/IRD are the negotiated ones (RFC 6581).
-    pub(crate) fn set_rts(&self, ord: u32, ird: u32) -> Result {
-        let mut inner = self.inner.lock();
-        if inner.conn.is_none() || !matches!(inner.state, QpState::Init | QpState::Rtr) {
+    fn bindable(inner: &Inner) -> Result {
+        if inner.destroying || inner.conn.is_some() {
+            return Err(EBUSY);
+        }
+        if !matches!(inner.state, QpState::Init | QpState::Rtr) {
             return Err(EINVAL);
         }
+        Ok(())
+    }
+
+    /// Binds the connection the CM set up (after MPA) and moves the QP to
+    /// RTS with the negotiated ORD/IRD (RFC 6581), in one lock hold: a QP
+    /// that has a connection, is not in INIT/RTR or is being destroyed is
+    /// refused and keeps what it had.
+    ///
+    /// The QP gets the remote rights the iw_cm gives an iWARP QP on its way
+    /// to RTR (`iw_cm_init_qp_attr`: remote write and read). rdma_cm applies
+    /// them only to a QP it moves itself (a kernel QP, or an accepting user's);
+    /// the connecting side of a user QP still has INIT's local-write-only
+    /// flags, and the stream must not depend on which side the consumer was.
+    /// A consumer narrows them with `modify_qp` once connected.
+    pub(crate) fn bind_conn(&self, conn: Arc<Conn>, ord: u32, ird: u32) -> Result {
+        let mut inner = self.inner.lock();
+        Self::bindable(&inner)?;
+        self.access.fetch_or(
+            Access::REMOTE_WRITE.0 | Access::REMOTE_READ.0,
+            Ordering::Relaxed,
+        );
+        inner.conn = Some(conn);
         inner.ord = ord.min(MAX_RD_ATOMIC);
         inner.ird = ird.min(MAX_RD_ATOMIC);
         inner.state = QpState::Rts;
         Ok(())
+    }
+
+    /// True while `conn` is the QP's connection and no destroy has begun:
+    /// the CM's last look after attaching the stream. A destroy that began
+    /// before it saw no stream to detach, so the starter detaches it itself.
+    pub(crate) fn is_bound(&self, conn: &Arc<Conn>) -> bool {
+        let inner = self.inner.lock();
+        !inner.destroying && inner.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn))
+    }
+
+    /// Detaches `conn` if it is the QP's connection (a failed start, RESET).
+    pub(crate) fn unbind_conn(&self, conn: &Arc<Conn>) {
+        let old = {
+            let mut inner = self.inner.lock();
+            match &inner.conn {
+                Some(c) if Arc::ptr_eq(c, conn) => inner.conn.take(),
+                _ => None,
+            }
+        };
+        drop(old);
     }
 
     /// `modify_qp` (process context; may sleep when leaving a connection).
@@ -658,7 +755,7 @@ impl Qp {
                 return Err(EINVAL);
             }
             if let Some(a) = m.access {
-                inner.access = a;
+                self.access.store(a, Ordering::Relaxed);
             }
             if let Some(v) = m.ord {
                 inner.ord = v;
@@ -691,7 +788,7 @@ impl Qp {
                 if let Some(c) = conn {
                     c.close(true);
                     c.quiesce();
-                    self.set_conn(None);
+                    self.unbind_conn(&c);
                 }
                 self.rq_reset();
             }
@@ -859,20 +956,16 @@ impl Qp {
         self.push_send_cqe(wr_id, op, WcStatus::WrFlushErr, 0);
     }
 
-    /// The next receive buffer: the QP's RQ, or its SRQ. An invalid user RQE
-    /// is completed with its error status here, and `None` returned.
-    pub(crate) fn rq_take(&self) -> Option<RecvWqe> {
+    /// The next receive buffer: the QP's RQ, or its SRQ. An invalid user
+    /// RQE comes back as `Err`: a WQE standing for it and the status to
+    /// complete it with, which the caller does once it holds no lock (RX
+    /// calls this under its own).
+    pub(crate) fn rq_take(&self) -> Result<Option<RecvWqe>, (RecvWqe, WcStatus)> {
         let taken = match &self.srq {
             Some(srq) => srq.take(),
             None => self.rq.lock().pop(),
         };
-        match taken {
-            Ok(w) => w,
-            Err(bad) => {
-                self.rq_complete(&bad_recv(&bad), bad.status, 0, WcFlags::NONE, 0, false);
-                None
-            }
-        }
+        taken.map_err(|bad| (bad_recv(&bad), bad.status))
     }
 
     /// Completes a receive WQE taken with [`Self::rq_take`].
@@ -928,9 +1021,14 @@ impl Qp {
     }
 
     /// Completes every posted (not engine-owned) WQE with a flush status;
-    /// one WQE per lock hold, as CQ pushes run the consumer's handler.
+    /// one WQE per lock hold, as CQ pushes run the consumer's handler. What
+    /// is flushed is what was posted when the flush began (read once from a
+    /// user ring's producer index): the loops are bounded by the queue
+    /// sizes whatever a user thread writes meanwhile.
     fn flush_posted(&self) {
-        loop {
+        let mut sq_left = self.inner.lock().sq.flush_snapshot();
+        while sq_left > 0 {
+            sq_left -= 1;
             let w = {
                 let mut inner = self.inner.lock();
                 let w = match inner.sq.next(false) {
@@ -945,7 +1043,9 @@ impl Qp {
             self.sq_flush_one(w.0, w.1);
         }
         if self.srq.is_none() {
-            loop {
+            let mut rq_left = self.rq.lock().len();
+            while rq_left > 0 {
+                rq_left -= 1;
                 let wqe = match self.rq.lock().pop() {
                     Ok(Some(w)) => w,
                     Ok(None) => break,
@@ -972,10 +1072,7 @@ impl Qp {
                     .is_ok(),
                 None => false,
             },
-            SendOp::LocalInv => self
-                .dev
-                .mem_lookup(wqe.inv_rkey)
-                .is_some_and(|m| m.invalidate(self.pd).is_ok()),
+            SendOp::LocalInv => self.dev.invalidate_stag(wqe.inv_rkey, self.pd).is_ok(),
             SendOp::BindMw => self.bind_mw(wqe).is_ok(),
             _ => false,
         };
@@ -1014,16 +1111,25 @@ impl Qp {
     /// dropped its references (it does once the CM reported the close),
     /// since the core frees the `ib_qp` on return.
     pub(crate) fn destroy(&self) {
-        if let Some(c) = self.conn() {
+        // From here no connection can be bound; the one there is, is ours
+        // to stop.
+        let conn = {
+            let mut inner = self.inner.lock();
+            inner.destroying = true;
+            inner.conn.clone()
+        };
+        if let Some(c) = &conn {
             c.close(true);
             c.quiesce();
         }
-        self.set_conn(None);
-        {
+        let old = {
             let mut inner = self.inner.lock();
             inner.state = QpState::Error;
             inner.sq.clear();
-        }
+            inner.conn.take()
+        };
+        drop(old);
+        drop(conn);
         let removed = self.dev.qps().remove(self.num() as usize);
         self.dev.put_qp();
         drop(removed);
@@ -1064,7 +1170,12 @@ impl Qp {
     /// Attributes for `query_qp`.
     pub(crate) fn query(&self) -> (QpState, u32, u32, u32) {
         let inner = self.inner.lock();
-        (inner.state, inner.ord, inner.ird, inner.access)
+        (
+            inner.state,
+            inner.ord,
+            inner.ird,
+            self.access.load(Ordering::Relaxed),
+        )
     }
 }
 

@@ -2,6 +2,9 @@
 //! rsiw: a software iWARP RNIC (RFC 5040, RFC 5041, RFC 5044, RFC 7306) for
 //! the Linux RDMA subsystem.
 
+// `pin_init!` of the QP's many fields nests deeper than the default 128.
+#![recursion_limit = "256"]
+
 mod cm;
 mod cq;
 mod device;

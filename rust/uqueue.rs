@@ -225,6 +225,19 @@ impl UserSq {
         false
     }
 
+    /// The QP is in ERROR: every post must ring the doorbell, whose flush
+    /// completes it. Set before the flush reads the producer index (and
+    /// never cleared again), so a post the flush does not see rings.
+    pub(crate) fn idle_for_flush(&self) {
+        self.ring
+            .mem
+            .flags()
+            .fetch_or(ring::SQ_IDLE, Ordering::SeqCst);
+        // Pairs with the provider's fence between its producer store and its
+        // flags load (as in `park`).
+        fence(Ordering::SeqCst);
+    }
+
     /// The TX side is working on the SQ: posts need no doorbell.
     pub(crate) fn unpark(&self) {
         let flags = self.ring.mem.flags();

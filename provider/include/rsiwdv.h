@@ -34,6 +34,37 @@ struct rsiwdv_wc {
 int rsiwdv_is_rsiw_qp(struct ibv_qp *qp);
 
 /*
+ * One of a QP's rings, shared with the kernel: a header (producer, consumer,
+ * flags: struct RingHeader of the rsiw ABI, rust/abi/src/ring.rs) followed by
+ * entries slots of stride bytes (SQEs or RQEs, rust/abi/src/wqe.rs).
+ */
+struct rsiwdv_ring {
+	void *buf;
+	uint32_t entries;
+	uint32_t stride;
+};
+
+struct rsiwdv_qp {
+	struct rsiwdv_ring sq;
+	struct rsiwdv_ring rq;	/* buf is NULL with an SRQ */
+};
+
+/*
+ * Where qp's rings are mapped, for applications that post by writing them
+ * directly (as mlx5dv_init_obj gives an mlx5 QP's buffers). The kernel
+ * validates every element it reads. 0, or EOPNOTSUPP if qp is not rsiw's.
+ */
+int rsiwdv_query_qp(struct ibv_qp *qp, struct rsiwdv_qp *out);
+
+/*
+ * After writing SQEs and the SQ producer index directly: tells the kernel to
+ * look at the SQ (it may run the transmission in this call). Whoever writes
+ * the rings directly must not also post through libibverbs on that QP.
+ * 0 or an errno value.
+ */
+int rsiwdv_ring_sq_doorbell(struct ibv_qp *qp);
+
+/*
  * Masked Fetch and Add: each field of the target word delimited by the set
  * bits of mask (a set bit is the most significant bit of a field: no carry
  * out of it) gets the matching field of add. mask 0: plain Fetch and Add.

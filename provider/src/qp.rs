@@ -84,7 +84,7 @@ pub struct Qp {
     /// The send ring; set before the QP is handed out.
     pub sq: Option<Ring>,
     /// The receive ring; `None` with an SRQ.
-    rq: Option<Ring>,
+    pub rq: Option<Ring>,
     /// SQ producer state behind the SQ lock.
     pub sq_state: SqLock,
     /// RQ producer index; the RQ lock.
@@ -147,6 +147,14 @@ impl Qp {
         if ring.flags().load(Ordering::Relaxed) & SQ_IDLE == 0 {
             return 0;
         }
+        let q = self.ibv_qp();
+        // SAFETY: the QP's context is live while the QP is.
+        let fd = unsafe { (*q.context).cmd_fd };
+        doorbell::ring(fd, q.handle, self.driver_id)
+    }
+
+    /// Rings the SQ doorbell unconditionally (`rsiwdv_ring_sq_doorbell`).
+    pub fn ring_doorbell(&self) -> c_int {
         let q = self.ibv_qp();
         // SAFETY: the QP's context is live while the QP is.
         let fd = unsafe { (*q.context).cmd_fd };

@@ -83,6 +83,16 @@ impl Ring {
         self.entries
     }
 
+    /// The mapping's first byte (its header), for `rsiwdv_query_qp`.
+    pub fn base(&self) -> *mut u8 {
+        self.base.as_ptr()
+    }
+
+    /// Bytes per element.
+    pub fn stride(&self) -> usize {
+        self.elem
+    }
+
     fn word(&self, offset: usize) -> &AtomicU32 {
         // SAFETY: the header lies at the start of the mapping (type invariant),
         // page-aligned, so every u32 field is aligned; the kernel writes these

@@ -288,6 +288,81 @@ pub unsafe extern "C" fn rsiwdv_poll_cq(cq: *mut sys::ibv_cq, n: c_int, wc: *mut
     unsafe { poll_cq(cq, n, wc) }
 }
 
+/// `struct rsiwdv_ring`: one of a QP's rings as the application sees it.
+#[repr(C)]
+pub struct RingInfo {
+    /// The mapping: `struct rsiw_ring_header`, then the slots.
+    pub buf: *mut core::ffi::c_void,
+    /// Slots (a power of two).
+    pub entries: u32,
+    /// Bytes per slot.
+    pub stride: u32,
+}
+
+/// `struct rsiwdv_qp`.
+#[repr(C)]
+pub struct QpInfo {
+    /// The send ring.
+    pub sq: RingInfo,
+    /// The receive ring (`buf` NULL with an SRQ).
+    pub rq: RingInfo,
+}
+
+fn ring_info(r: Option<&crate::ring::Ring>) -> RingInfo {
+    r.map_or(
+        RingInfo {
+            buf: core::ptr::null_mut(),
+            entries: 0,
+            stride: 0,
+        },
+        |r| RingInfo {
+            buf: r.base().cast(),
+            entries: r.entries(),
+            stride: u32::try_from(r.stride()).unwrap_or(0),
+        },
+    )
+}
+
+/// C: `rsiwdv_query_qp`: where `qp`'s rings are mapped, for applications
+/// that drive them directly (as `mlx5dv_init_obj` gives an mlx5 QP's
+/// buffers); 0, or `EOPNOTSUPP` if `qp` is not rsiw's.
+///
+/// # Safety
+///
+/// `qp` is NULL or a live `ibv_qp`; `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn rsiwdv_query_qp(qp: *mut sys::ibv_qp, out: *mut QpInfo) -> c_int {
+    // SAFETY: forwarded requirement.
+    let Some(q) = (unsafe { Qp::ours(qp) }) else {
+        return sys::EOPNOTSUPP as c_int;
+    };
+    if out.is_null() {
+        return EINVAL;
+    }
+    let info = QpInfo {
+        sq: ring_info(q.sq.as_ref()),
+        rq: ring_info(q.rq.as_ref()),
+    };
+    // SAFETY: `out` is writable (forwarded requirement).
+    unsafe { out.write(info) };
+    0
+}
+
+/// C: `rsiwdv_ring_sq_doorbell`: tells the kernel the SQ has new SQEs (after
+/// writing them and the producer index directly); 0 or an errno.
+///
+/// # Safety
+///
+/// `qp` is NULL or a live `ibv_qp`.
+#[no_mangle]
+pub unsafe extern "C" fn rsiwdv_ring_sq_doorbell(qp: *mut sys::ibv_qp) -> c_int {
+    // SAFETY: forwarded requirement.
+    match unsafe { Qp::ours(qp) } {
+        Some(q) => q.ring_doorbell(),
+        None => sys::EOPNOTSUPP as c_int,
+    }
+}
+
 /// C: `rsiwdv_is_rsiw_qp`: 1 if `qp` belongs to rsiw, else 0.
 ///
 /// # Safety

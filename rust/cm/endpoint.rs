@@ -132,7 +132,7 @@ impl Endpoint {
     /// `iw_connect`: starts connecting `id` for QP `param.qpn` of `dev`; the
     /// outcome is a `CONNECT_REPLY` event.
     pub(crate) fn start_connect(dev: &Device, id: &CmIdRef<'_>, param: &ConnParam<'_>) -> Result {
-        let qp = qp_link::lookup(dev, param.qpn).ok_or(EINVAL)?;
+        let qp = qp_link::lookup(dev, param.qpn)?;
         // Private data beyond 512 bytes cannot be sent (RFC 5044 §7.1.1).
         if param.private_data.len() > mpa::MAX_PRIVATE_DATA - mpa::IRD_ORD_LEN {
             return Err(EINVAL);
@@ -383,7 +383,7 @@ impl Endpoint {
         let local = local_responder(param.ird, param.ord);
         let r = FrameRepr::parse_bytes(req.bytes(), FrameKind::Request).map_err(|_| EINVAL);
         let r = r.and_then(|r| {
-            let qp = qp_link::lookup(dev, param.qpn).ok_or(EINVAL)?;
+            let qp = qp_link::lookup(dev, param.qpn)?;
             let (reply, params) =
                 mpa::respond(&local, &r, param.private_data).map_err(|_| EINVAL)?;
             mpa_io::write(&sock, &reply).map_err(|_| errno::connreset())?;

@@ -21,9 +21,14 @@ pub(crate) struct Setup {
 /// The QP a connection runs on.
 pub(crate) struct QpLink(Arc<Qp>);
 
-/// Finds QP `qpn` of `dev`; `None` if there is none.
-pub(crate) fn lookup(dev: &Device, qpn: u32) -> Option<QpLink> {
-    dev.qp_lookup(qpn).map(QpLink)
+/// Finds QP `qpn` of `dev` for the caller of `iw_connect`/`iw_accept`:
+/// `EINVAL` if there is none; `EACCES` if it is not the caller's (rdma_cm
+/// passes a user's QP number through unchecked), `EBUSY` or `EINVAL` if it
+/// cannot take a connection now (`Qp::may_bind`).
+pub(crate) fn lookup(dev: &Device, qpn: u32) -> Result<QpLink> {
+    let qp = dev.qp_lookup(qpn).ok_or(EINVAL)?;
+    qp.may_bind()?;
+    Ok(QpLink(qp))
 }
 
 /// Starts the engine on `qp` over `stream` and moves the QP to RTS with the

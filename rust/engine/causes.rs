@@ -18,6 +18,7 @@ pub(crate) fn tagged(e: MemError) -> TermCause {
         MemError::Bounds => TermCause::DDP_BASE_BOUNDS,
         MemError::Pd => TermCause::DDP_STAG_NOT_ASSOCIATED,
         MemError::Access => TermCause::RDMAP_ACCESS_RIGHTS,
+        MemError::Fault => TermCause::DDP_LOCAL_CATASTROPHIC,
     }
 }
 
@@ -29,6 +30,7 @@ pub(crate) fn remote(e: MemError) -> TermCause {
         MemError::Bounds => TermCause::RDMAP_BASE_BOUNDS,
         MemError::Pd => TermCause::RDMAP_STAG_NOT_ASSOCIATED,
         MemError::Access => TermCause::RDMAP_ACCESS_RIGHTS,
+        MemError::Fault => TermCause::RDMAP_LOCAL_CATASTROPHIC,
     }
 }
 

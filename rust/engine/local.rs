@@ -5,18 +5,19 @@
 
 use crate::{
     device::Device,
-    mem::{Access, Mem, MemError},
+    mem::{Access, Checked, MemError},
     qp::{Sge, MAX_SGE},
 };
 use core::ops::Range;
-use kernel::{prelude::*, sync::Arc};
+use kernel::prelude::*;
 
 /// The SGEs of one work request with the regions they name, checked once
-/// when the engine takes the request; the references keep the regions alive
-/// until the request completes or is flushed.
+/// when the engine takes the request; the references keep the regions
+/// allocated until the request completes or is flushed, and every copy sees
+/// each region as its check did (or fails: `Checked`).
 pub(crate) struct Local {
     sge: [Sge; MAX_SGE],
-    mem: [Option<Arc<Mem>>; MAX_SGE],
+    mem: [Option<Checked>; MAX_SGE],
     n: usize,
     total: u64,
 }
@@ -42,8 +43,7 @@ impl Local {
         let mut l = Self::empty();
         for (i, s) in sges.iter().take(MAX_SGE).enumerate() {
             if s.len > 0 {
-                let m = dev.mem_lookup(s.lkey).ok_or(MemError::Stag)?;
-                m.check(pd, need, s.addr, u64::from(s.len))?;
+                let m = dev.checked_mem(s.lkey, pd, need, s.addr, u64::from(s.len))?;
                 if let Some(slot) = l.mem.get_mut(i) {
                     *slot = Some(m);
                 }
@@ -64,16 +64,16 @@ impl Local {
     }
 
     /// Copies message octets `off..off + out.len()` out of the buffers.
-    pub(crate) fn read(&self, off: u64, out: &mut [u8]) -> Result {
+    pub(crate) fn read(&self, off: u64, out: &mut [u8]) -> Result<(), MemError> {
         self.walk(off, out.len(), |m, addr, r| {
-            m.read(addr, out.get_mut(r).ok_or(EINVAL)?)
+            m.read(addr, out.get_mut(r).ok_or(MemError::Bounds)?)
         })
     }
 
     /// Copies `data` into the buffers at message offset `off`.
-    pub(crate) fn write(&self, off: u64, data: &[u8]) -> Result {
+    pub(crate) fn write(&self, off: u64, data: &[u8]) -> Result<(), MemError> {
         self.walk(off, data.len(), |m, addr, r| {
-            m.write(addr, data.get(r).ok_or(EINVAL)?)
+            m.write(addr, data.get(r).ok_or(MemError::Bounds)?)
         })
     }
 
@@ -85,7 +85,7 @@ impl Local {
         off: u64,
         len: usize,
         mut f: impl FnMut(crate::ffi::zc::PageRef, usize, usize) -> Result,
-    ) -> Result<bool> {
+    ) -> Result<bool, MemError> {
         let mut all = true;
         self.walk(off, len, |m, addr, r| {
             if all {
@@ -97,16 +97,16 @@ impl Local {
     }
 
     /// Calls `f(region, address, range of the caller's slice)` for each SGE
-    /// piece of message octets `off..off + len`; `EINVAL` beyond the buffers.
+    /// piece of message octets `off..off + len`; `Bounds` beyond the buffers.
     fn walk(
         &self,
         off: u64,
         len: usize,
-        mut f: impl FnMut(&Mem, u64, Range<usize>) -> Result,
-    ) -> Result {
-        let end = off.checked_add(len as u64).ok_or(EINVAL)?;
+        mut f: impl FnMut(&Checked, u64, Range<usize>) -> Result<(), MemError>,
+    ) -> Result<(), MemError> {
+        let end = off.checked_add(len as u64).ok_or(MemError::Bounds)?;
         if end > self.total {
-            return Err(EINVAL);
+            return Err(MemError::Bounds);
         }
         let mut base = 0u64; // message offset of the current SGE
         let mut done = 0usize; // octets of the caller's slice handled
@@ -121,12 +121,12 @@ impl Local {
             let s_end = base + s_len;
             let pos = off + done as u64;
             if s_len > 0 && pos < s_end {
-                let mem = mem.as_ref().ok_or(EINVAL)?;
+                let mem = mem.as_ref().ok_or(MemError::Stag)?;
                 let inner = pos - base;
                 let n = (s_end - pos).min((len - done) as u64) as usize;
                 f(
                     mem,
-                    s.addr.checked_add(inner).ok_or(EINVAL)?,
+                    s.addr.checked_add(inner).ok_or(MemError::Bounds)?,
                     done..done + n,
                 )?;
                 done += n;
@@ -136,7 +136,7 @@ impl Local {
         if done == len {
             Ok(())
         } else {
-            Err(EINVAL)
+            Err(MemError::Bounds)
         }
     }
 }

@@ -16,7 +16,7 @@ pub(crate) use inline::InlineTx;
 use crate::{
     cq::WcStatus,
     ffi::{crc::KernelCrc32c, lock::IrqSpinLock, wq},
-    mem::Mem,
+    mem::Checked,
     proto::{
         atomic::Dialect,
         crc,
@@ -115,7 +115,7 @@ enum Inbound {
         sink_stag: u32,
         sink_to: u64,
         size: u32,
-        src: Option<Arc<Mem>>,
+        src: Option<Checked>,
         src_to: u64,
     },
     AtomicResponse {
@@ -192,6 +192,11 @@ pub(crate) struct Engine {
     stopped: AtomicBool,
     /// TX work items queued or running.
     busy: AtomicU32,
+    /// Inbound Read and Atomic Requests accepted and not yet answered
+    /// (queued in `Shared::irq` or being framed): at most IRD (RFC 5040
+    /// §6.5, RFC 7306 §5.2.2 rule 4). RX adds (one RX at a time, under
+    /// `shared`), TX takes away when a response's last FPDU is framed.
+    inbound: AtomicU32,
     /// Spreads the TX work of connections over the CPUs (`ffi::wq`).
     tx_cpu: u32,
     /// The last SQ WQE TX took asks for a completion: its poster is likely
@@ -291,6 +296,7 @@ impl Engine {
                 params,
                 stopped: AtomicBool::new(false),
                 busy: AtomicU32::new(0),
+                inbound: AtomicU32::new(0),
                 tx_cpu: NEXT_TX_CPU.fetch_add(1, Ordering::Relaxed),
                 waited: AtomicBool::new(false),
                 shared <- crate::new_irq_spinlock!(shared, "rsiw_engine_shared"),
@@ -323,16 +329,22 @@ impl Conn {
         let (ord, ird) = (params.ord.min(MAX_RD_ATOMIC), params.ird.min(MAX_RD_ATOMIC));
         let eng = Engine::build(&qp, &stream, Params { ord, ird, ..params })?;
         let conn = Arc::new(Conn { eng: eng.clone() }, GFP_KERNEL)?;
-        qp.set_conn(Some(conn.clone()));
-        if let Err(e) = qp.set_rts(ord, ird) {
-            qp.set_conn(None);
-            return Err(e);
-        }
+        // One step: a QP that has a connection (or is not in INIT/RTR, or is
+        // being destroyed) is refused and keeps its own.
+        qp.bind_conn(conn.clone(), ord, ird)?;
         if let Err(e) = stream.attach(conn.clone()) {
             eng.set_phase_closed();
             qp.set_error();
-            qp.set_conn(None);
+            qp.unbind_conn(&conn);
             return Err(e);
+        }
+        // A `destroy_qp` (or RESET) that raced the attach may have quiesced
+        // the engine before the callbacks were installed: then nothing else
+        // would detach them.
+        if !qp.is_bound(&conn) {
+            eng.set_phase_closed();
+            stream.detach();
+            return Err(EINVAL);
         }
         eng.kick();
         Ok(conn)
@@ -406,6 +418,23 @@ impl Engine {
             }
             inline::Deferred::No => self.requeue_kick(),
         }
+    }
+
+    /// Another inbound Read or Atomic Request may be accepted (IRD).
+    fn inbound_room(&self) -> bool {
+        self.inbound.load(Ordering::Acquire) < self.params.ird
+    }
+
+    /// A TX run spent its budget: the work item goes on with the rest
+    /// later, from the workqueue (never inline: that would run it again in
+    /// the same context).
+    fn requeue_tx(self: &Arc<Self>) {
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        if self.stopped.load(Ordering::SeqCst) {
+            self.busy.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
+        self.requeue_kick();
     }
 
     /// Queues the TX work for a kick that holds a `busy` count.
@@ -545,6 +574,10 @@ impl Engine {
     /// `Conn::flush`: fails every unfinished in-flight WQE, drops the
     /// request queues, completes the receive in progress.
     fn flush(&self) {
+        // RX first: once it is dead nothing more is placed, so no sink of a
+        // WQE completed below (a Read's, a receive's) is written after its
+        // flush completion.
+        let recv = self.rx.lock().take_recv();
         {
             let mut s = self.shared.lock();
             s.flushed = true;
@@ -557,7 +590,6 @@ impl Engine {
             while s.irq.pop_front().is_some() {}
         }
         self.reap();
-        let recv = self.rx.lock().take_recv();
         if let Some(wqe) = recv {
             self.qp.rq_complete(
                 &wqe,

@@ -10,7 +10,7 @@ use super::{causes, Engine, Inbound, Local, Outbound, Phase};
 use crate::{
     cq::{WcFlags, WcStatus},
     ffi::crc::KernelCrc32c,
-    mem::{Access, Mem, MemError},
+    mem::{Access, Checked, MemError},
     proto::{
         atomic::AtomicOp,
         ddp::Buffer,
@@ -20,6 +20,7 @@ use crate::{
     },
     qp::{QpEvent, RecvWqe},
 };
+use core::sync::atomic::Ordering;
 use kernel::{alloc::KVec, prelude::*, sync::Arc};
 
 /// Deferred actions one chunk of input can produce at most: one Recv per
@@ -64,7 +65,7 @@ enum Seg {
     /// Nowhere (no payload, or an RTR).
     None,
     /// A tagged buffer, checked for the segment's range.
-    Tagged(Arc<Mem>),
+    Tagged(Checked),
     /// The receive WQE in progress.
     Recv,
 }
@@ -74,7 +75,7 @@ enum Pending {
     None,
     Read(Inbound),
     Atomic {
-        mem: Arc<Mem>,
+        mem: Checked,
         to: u64,
         op: AtomicOp,
         request_id: u32,
@@ -179,11 +180,7 @@ impl Sink<'_> {
 
     /// Invalidates local STag `stag` of this PD; false if it cannot be.
     fn invalidate(&self, stag: u32) -> bool {
-        self.eng
-            .qp
-            .dev()
-            .mem_lookup(stag)
-            .is_some_and(|m| m.invalidate(self.pd()).is_ok())
+        self.eng.qp.dev().invalidate_stag(stag, self.pd()).is_ok()
     }
 
     /// The tagged buffer a Write or Read Response segment goes to, checked
@@ -207,16 +204,11 @@ impl Sink<'_> {
     /// its layer's Terminate: `causes::tagged` for a tagged sink (RFC 5041
     /// §7.2), `causes::remote` for the memory a Read or Atomic Request names
     /// (RFC 5040 §7.1; RFC 7306 §9 puts Atomics under the same rules).
-    fn checked_mem(
-        &self,
-        stag: u32,
-        to: u64,
-        len: u64,
-        need: Access,
-    ) -> Result<Arc<Mem>, MemError> {
-        let mem = self.eng.qp.dev().mem_lookup(stag).ok_or(MemError::Stag)?;
-        mem.check(self.pd(), need, to, len)?;
-        Ok(mem)
+    fn checked_mem(&self, stag: u32, to: u64, len: u64, need: Access) -> Result<Checked, MemError> {
+        self.eng
+            .qp
+            .dev()
+            .checked_mem(stag, self.pd(), need, to, len)
     }
 
     fn read_response(&mut self, stag: u32, to: u64, len: u16) -> Result<(), TermCause> {
@@ -255,8 +247,24 @@ impl Sink<'_> {
                 self.ctx.seg = Seg::None;
                 return Ok(());
             }
-            // RFC 5041 §7.2: no receive buffer for the message.
-            let wqe = self.eng.qp.rq_take().ok_or(TermCause::DDP_MSN_NO_BUFFER)?;
+            let wqe = match self.eng.qp.rq_take() {
+                Ok(Some(w)) => w,
+                // RFC 5041 §7.2: no receive buffer for the message.
+                Ok(None) => return Err(TermCause::DDP_MSN_NO_BUFFER),
+                // A user RQE the kernel refused: completed with its error
+                // once the RX lock is released; the QP cannot go on.
+                Err((wqe, status)) => {
+                    let _ = self.defer(Action::Recv {
+                        wqe,
+                        status,
+                        len: 0,
+                        flags: WcFlags::NONE,
+                        ex: 0,
+                        solicited: false,
+                    });
+                    return Err(TermCause::DDP_LOCAL_CATASTROPHIC);
+                }
+            };
             let buf = match Local::resolve(
                 self.eng.qp.dev(),
                 self.pd(),
@@ -375,12 +383,25 @@ impl Sink<'_> {
             return Ok(());
         }
         let Some(Outbound::Read {
-            seq, placed, inv, ..
+            seq,
+            placed,
+            inv,
+            size,
+            ..
         }) = s.orq.pop_front()
         else {
             return Err(TermCause::RDMAP_UNEXPECTED_OPCODE);
         };
         drop(s);
+        if placed != size {
+            // RFC 5040 §4.4: the Read Response carries exactly the octets the
+            // Read asked for. A shorter one leaves the sink's old contents:
+            // the Read fails, it does not complete over stale data.
+            if let Some(seq) = seq {
+                self.eng.finish(seq, WcStatus::BadRespErr, Some(placed));
+            }
+            return Err(TermCause::RDMAP_CATASTROPHIC_STREAM);
+        }
         let mut status = WcStatus::Success;
         if let Some(stag) = inv {
             // READ_WITH_INV: the sink STag is invalidated after the data.
@@ -468,6 +489,21 @@ impl RxSink for Sink<'_> {
     fn header(&mut self, h: &HeaderInfo) -> Result<(), TermCause> {
         self.ctx.seg = Seg::None;
         self.ctx.pending = Pending::None;
+        // The QP's own remote rights (IBA 10.2.4), before any region's:
+        // RFC 5040 §7.1 Remote Protection Error, Access Rights Violation.
+        let need = match h.opcode {
+            Opcode::Write => Some(Access::REMOTE_WRITE),
+            Opcode::ReadRequest => Some(Access::REMOTE_READ),
+            Opcode::AtomicRequest => Some(Access::REMOTE_ATOMIC),
+            _ => None,
+        };
+        if let Some(need) = need {
+            // A zero-length Write is the RFC 6581 RTR: no access at all.
+            let rtr = h.opcode == Opcode::Write && h.payload_len == 0;
+            if !rtr && !self.eng.qp.remote_allowed(need, true) {
+                return Err(TermCause::RDMAP_ACCESS_RIGHTS);
+            }
+        }
         match (h.opcode, h.ddp) {
             (Opcode::Write, Buffer::Tagged { stag, to }) => {
                 self.tagged_sink(stag, to, h.payload_len, Access::REMOTE_WRITE)
@@ -498,19 +534,22 @@ impl RxSink for Sink<'_> {
     }
 
     fn payload(&mut self, data: &[u8], at: Placement) -> Result<(), TermCause> {
-        let ok = match (&self.ctx.seg, at) {
-            (Seg::Tagged(mem), Placement::Tagged { to, .. }) => mem.write(to, data).is_ok(),
+        match (&self.ctx.seg, at) {
+            // A region invalidated or registered anew since the segment's
+            // header was checked is not written: the message ends with the
+            // Terminate for an invalid STag (RFC 5041 §7.2).
+            (Seg::Tagged(mem), Placement::Tagged { to, .. }) => {
+                mem.write(to, data).map_err(causes::tagged)
+            }
             (Seg::Recv, Placement::Untagged { mo, .. }) => self
                 .ctx
                 .recv
                 .as_ref()
-                .is_some_and(|r| r.buf.write(u64::from(mo), data).is_ok()),
-            _ => false,
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(TermCause::DDP_LOCAL_CATASTROPHIC)
+                .ok_or(TermCause::DDP_LOCAL_CATASTROPHIC)?
+                .buf
+                .write(u64::from(mo), data)
+                .map_err(|_| TermCause::DDP_LOCAL_CATASTROPHIC),
+            _ => Err(TermCause::DDP_LOCAL_CATASTROPHIC),
         }
     }
 
@@ -547,11 +586,16 @@ impl Sink<'_> {
             Pending::Read(req) => {
                 let pushed = {
                     let mut s = self.eng.shared.lock();
-                    // RFC 5040 §6.5: at most IRD inbound requests.
-                    if s.irq.len() >= self.eng.params.ird as usize {
+                    // RFC 5040 §6.5: at most IRD inbound requests, counting
+                    // the one TX may be answering.
+                    if !self.eng.inbound_room() {
                         Err(req)
                     } else {
-                        s.irq.push(req)
+                        let r = s.irq.push(req);
+                        if r.is_ok() {
+                            self.eng.inbound.fetch_add(1, Ordering::AcqRel);
+                        }
+                        r
                     }
                 };
                 // A refused request's region reference drops outside the lock.
@@ -568,14 +612,17 @@ impl Sink<'_> {
                     let mut s = self.eng.shared.lock();
                     // RFC 7306 §5.2.2 rule 4: at most IRD inbound Reads and
                     // Atomics; a request beyond it leaves memory untouched.
-                    if s.irq.len() >= self.eng.params.ird as usize {
+                    if !self.eng.inbound_room() {
                         return Err(TermCause::DDP_MSN_NO_BUFFER);
                     }
                     // RFC 7306 §5.3: atomic against every other access to
                     // the word (a 64-bit cmpxchg; no sleep under the lock).
-                    let original = mem
-                        .atomic64(to, &|old| op.apply(old).new)
-                        .map_err(|_| TermCause::RDMAP_CATASTROPHIC_STREAM)?;
+                    let original =
+                        mem.atomic64(to, &|old| op.apply(old).new)
+                            .map_err(|e| match e {
+                                MemError::Fault => TermCause::RDMAP_CATASTROPHIC_STREAM,
+                                e => causes::remote(e),
+                            })?;
                     // Cannot fail: checked for room above, in the same hold.
                     s.irq
                         .push(Inbound::AtomicResponse {
@@ -583,6 +630,7 @@ impl Sink<'_> {
                             original,
                         })
                         .map_err(|_| TermCause::DDP_MSN_NO_BUFFER)?;
+                    self.eng.inbound.fetch_add(1, Ordering::AcqRel);
                 }
                 // The region reference drops outside the lock.
                 drop(mem);

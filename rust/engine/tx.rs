@@ -11,14 +11,14 @@ use crate::{
         crc::KernelCrc32c,
         zc::{self, PageRef, Seg, Segs},
     },
-    mem::{Access, Mem},
+    mem::{Access, Checked, MemError},
     proto::{
         atomic::{AOpCode, AtomicFields},
         crc::{crc32c_finish, Crc32c, CRC32C_INIT},
         ddp::{self, Buffer},
         mpa::Rtr,
         rdmap::{AtomicRequest, AtomicResponse, Header, Opcode, ReadRequest},
-        terminate::TerminateRepr,
+        terminate::{TermCause, TerminateRepr},
         tx::{Piece, TxFramer, TxMessage},
     },
     qp::{SendOp, SendWqe, MAX_INLINE},
@@ -31,45 +31,52 @@ const FRAME_EXTRA: usize = 2 + 3 + 4;
 /// Further room for small FPDUs framed behind the first and handed to the
 /// socket in one call (`Engine::coalesce`).
 const COALESCE_ROOM: usize = 4096;
+/// FPDUs framed and SQ WQEs taken per TX run at most; then the run requeues
+/// itself. A consumer posting without end (local operations complete at
+/// once, and need no socket space) must not keep one worker, or the
+/// poster's system call, busy for ever.
+const TX_BUDGET: u32 = 256;
 
 /// Where a message's payload comes from.
 enum Src {
     None,
     Inline([u8; MAX_INLINE]),
     Local(Local),
-    /// Read Response: the region named by the Read Request's Data Source.
+    /// Read Response: the region named by the Read Request's Data Source,
+    /// as the request's check saw it.
     Region {
-        mem: Arc<Mem>,
+        mem: Checked,
         addr: u64,
     },
 }
 
 impl Src {
-    fn read(&self, off: u32, out: &mut [u8]) -> Result {
+    fn read(&self, off: u32, out: &mut [u8]) -> Result<(), MemError> {
         match self {
             Self::None => {
                 if out.is_empty() {
                     Ok(())
                 } else {
-                    Err(EINVAL)
+                    Err(MemError::Bounds)
                 }
             }
             Self::Inline(d) => {
                 let start = off as usize;
-                let src = d.get(start..start + out.len()).ok_or(EINVAL)?;
+                let src = d.get(start..start + out.len()).ok_or(MemError::Bounds)?;
                 out.copy_from_slice(src);
                 Ok(())
             }
             Self::Local(l) => l.read(u64::from(off), out),
-            Self::Region { mem, addr } => {
-                mem.read(addr.checked_add(u64::from(off)).ok_or(EINVAL)?, out)
-            }
+            Self::Region { mem, addr } => mem.read(
+                addr.checked_add(u64::from(off)).ok_or(MemError::Bounds)?,
+                out,
+            ),
         }
     }
 
     /// References to the pages of payload octets `off..off + len` appended
     /// to `segs`, if they all are pinned user memory; `Ok(false)` otherwise.
-    fn user_pages(&self, off: u32, len: usize, segs: &mut Segs) -> Result<bool> {
+    fn user_pages(&self, off: u32, len: usize, segs: &mut Segs) -> Result<bool, MemError> {
         let mut push = |p: PageRef, o: usize, n: usize| -> Result {
             // Full (an FPDU beyond MAX_SEGS pages): the caller copies.
             segs.push(Seg::new(p, o, n)?)
@@ -77,7 +84,7 @@ impl Src {
         match self {
             Self::Local(l) => l.user_pages(u64::from(off), len, &mut push),
             Self::Region { mem, addr } => mem.user_pages(
-                addr.checked_add(u64::from(off)).ok_or(EINVAL)?,
+                addr.checked_add(u64::from(off)).ok_or(MemError::Bounds)?,
                 len,
                 &mut push,
             ),
@@ -105,6 +112,9 @@ enum Done {
 /// A message being sent.
 struct Msg {
     tmpl: TxMessage,
+    /// The response to an inbound Read or Atomic Request: once its last
+    /// FPDU is framed the request no longer counts against IRD.
+    inbound: bool,
     /// Payload octets already framed.
     off: u32,
     src: Src,
@@ -140,6 +150,10 @@ pub(super) struct TxState {
     /// The socket holds octets sent with `MSG_MORE`: push them before TX
     /// stops.
     corked: bool,
+    /// What this run may still do (`TX_BUDGET`).
+    budget: u32,
+    /// The budget ran out: the run requeues itself.
+    yielded: bool,
 }
 
 /// What `Engine::step` found.
@@ -168,6 +182,15 @@ enum OrqEntry {
     Read(Result<(), WcStatus>),
     /// An Atomic and its result buffer (or the error it gets).
     Atomic(Result<Local, WcStatus>),
+}
+
+/// Why a message could not be framed.
+enum FrameError {
+    /// Its payload source is no longer valid (invalidated, deregistered or
+    /// registered anew since it was checked): nothing of it was read.
+    SrcDead,
+    /// Anything else.
+    Broken,
 }
 
 /// What the TX loop does next.
@@ -201,6 +224,8 @@ impl TxState {
             prefer_inbound: false,
             batch: false,
             corked: false,
+            budget: TX_BUDGET,
+            yielded: false,
         })
     }
 
@@ -234,6 +259,17 @@ impl TxState {
             }
             None => 0,
         }
+    }
+
+    /// Counts one unit of the run's work; false (and `yielded`) when the
+    /// budget is spent.
+    fn take_budget(&mut self) -> bool {
+        if self.budget == 0 {
+            self.yielded = true;
+            return false;
+        }
+        self.budget -= 1;
+        true
     }
 
     fn untagged(&mut self, op: Opcode, ulp_word: u32, rdmap: Header, len: u32) -> TxMessage {
@@ -285,6 +321,8 @@ impl Engine {
     /// is left, or the stream closes.
     pub(super) fn tx_run(self: &Arc<Self>) {
         let mut tx = self.tx.lock();
+        tx.budget = TX_BUDGET;
+        tx.yielded = false;
         loop {
             // An abortive close does not wait for a socket that may never
             // drain: RST at once, whatever is half sent.
@@ -332,9 +370,21 @@ impl Engine {
                 return;
             }
             self.message_sent(&mut tx, after);
+            if !tx.take_budget() {
+                self.uncork(&mut tx);
+                drop(tx);
+                return self.requeue_tx();
+            }
             match self.next_fpdu(&mut tx, false) {
                 Next::Built => self.coalesce(&mut tx),
-                Next::Idle => return self.uncork(&mut tx),
+                Next::Idle => {
+                    self.uncork(&mut tx);
+                    if tx.yielded {
+                        drop(tx);
+                        self.requeue_tx();
+                    }
+                    return;
+                }
                 Next::Shutdown(abortive) => {
                     tx.reset();
                     drop(tx);
@@ -410,6 +460,7 @@ impl Engine {
                 // RFC 7306 §6: Immediate Data follows the Write on QN 0.
                 let tmpl = tx.untagged(op, 0, Header::Immediate(imm), 0);
                 tx.cur = Some(Msg {
+                    inbound: false,
                     tmpl,
                     off: 0,
                     src: Src::None,
@@ -467,7 +518,7 @@ impl Engine {
                 Step::Sq { inbound_after } => {
                     if let Some(m) = self.pick_sq(tx) {
                         more = Some(m);
-                    } else if !inbound_after {
+                    } else if !inbound_after || tx.yielded {
                         return Next::Idle;
                     } else {
                         let (req, more_irq) = {
@@ -491,13 +542,45 @@ impl Engine {
                                 || more.unwrap_or_else(|| self.work_ready()));
                         Next::Built
                     }
-                    Err(()) => {
+                    Err(FrameError::SrcDead) => {
+                        self.source_died(tx);
+                        // The Terminate is the next thing to frame.
+                        continue;
+                    }
+                    Err(FrameError::Broken) => {
                         tx.reset();
                         Next::Shutdown(true)
                     }
                 };
             }
         }
+    }
+
+    /// The payload source of the message in progress died under it (its
+    /// STag was invalidated or deregistered; RFC 5040 §6.4: an invalid STag
+    /// is not accessed). A Read Response becomes a Terminate for the Read's
+    /// Data Source (RFC 5040 §7.1, Invalid STag); a local buffer fails its
+    /// WQE with a protection error and a local catastrophic Terminate. The
+    /// QP goes to ERROR either way.
+    fn source_died(self: &Arc<Self>, tx: &mut TxState) {
+        let msg = tx.cur.take();
+        tx.reset();
+        let cause = match &msg {
+            Some(m) if m.inbound => TermCause::RDMAP_INVALID_STAG,
+            _ => TermCause::RDMAP_LOCAL_CATASTROPHIC,
+        };
+        if let Some(Done::Complete(seq) | Done::ThenImm { seq, .. }) = msg.as_ref().map(|m| m.done)
+        {
+            self.finish(seq, WcStatus::LocProtErr, None);
+        }
+        // Region references go before the QP's completions run.
+        drop(msg);
+        pr_info!(
+            "qp {}: payload source invalidated mid-message, sending Terminate {:?}\n",
+            self.qp.num(),
+            cause
+        );
+        self.fail(Some(TerminateRepr::new(cause)));
     }
 
     /// One `shared` lock hold: what the connection's phase asks for, and,
@@ -572,6 +655,7 @@ impl Engine {
             }
         };
         tx.cur = Some(Msg {
+            inbound: false,
             tmpl,
             off: 0,
             src: Src::None,
@@ -590,6 +674,7 @@ impl Engine {
                 src,
                 src_to,
             } => Msg {
+                inbound: true,
                 // RFC 5040 §4.5: the Read Response targets the Data Sink.
                 tmpl: TxMessage::tagged(Opcode::ReadResponse, sink_stag, sink_to, size),
                 off: 0,
@@ -603,6 +688,7 @@ impl Engine {
                 request_id,
                 original,
             } => Msg {
+                inbound: true,
                 tmpl: tx.untagged(
                     Opcode::AtomicResponse,
                     0,
@@ -628,6 +714,9 @@ impl Engine {
     /// `shared` lock hold; its local buffer is resolved before.
     fn pick_sq(self: &Arc<Self>, tx: &mut TxState) -> Option<bool> {
         loop {
+            if !tx.take_budget() {
+                return None;
+            }
             let w = self.qp.sq_peek()?;
             let mut orq = match w.op {
                 SendOp::Read | SendOp::ReadInv => OrqEntry::Read(self.read_sink(&w)),
@@ -833,6 +922,7 @@ impl Engine {
             }
         };
         tx.cur = Some(Msg {
+            inbound: false,
             tmpl,
             off: 0,
             src,
@@ -844,7 +934,7 @@ impl Engine {
     /// Frames the next FPDU of `tx.cur` into `tx.wire` (behind the copied
     /// octets there if `append`: never zero-copy then); `Err` if the message
     /// cannot be framed or its payload cannot be read.
-    fn frame(&self, tx: &mut TxState, append: bool) -> Result<(), ()> {
+    fn frame(&self, tx: &mut TxState, append: bool) -> Result<(), FrameError> {
         if !append {
             tx.clear_fpdu();
         }
@@ -861,7 +951,7 @@ impl Engine {
             after,
             ..
         } = tx;
-        let msg = cur.as_mut().ok_or(())?;
+        let msg = cur.as_mut().ok_or(FrameError::Broken)?;
         let total = msg.tmpl.payload_len;
         let off = msg.off;
         // The rest of the message as a message of its own: same segments,
@@ -878,7 +968,11 @@ impl Engine {
                 };
             }
         }
-        let f = framer.frames(&rest).map_err(|_| ())?.next().ok_or(())?;
+        let f = framer
+            .frames(&rest)
+            .map_err(|_| FrameError::Broken)?
+            .next()
+            .ok_or(FrameError::Broken)?;
         let patch_mo = off > 0 && matches!(rest.ddp, Buffer::Untagged { .. });
         // Large messages from pinned user memory go zero-copy; markers
         // would split the payload, and are never sent anyway.
@@ -892,17 +986,18 @@ impl Engine {
         let mut pos = base;
         for p in f.pieces() {
             let n = p.len();
-            let dst = wire.get_mut(pos..pos + n).ok_or(())?;
+            let dst = wire.get_mut(pos..pos + n).ok_or(FrameError::Broken)?;
             match p {
                 Piece::Bytes(b) => dst.copy_from_slice(b),
                 Piece::Marker(m) => dst.copy_from_slice(&m),
                 Piece::Payload(r) => {
                     let at = off
-                        .checked_add(u32::try_from(r.start).map_err(|_| ())?)
-                        .ok_or(())?;
+                        .checked_add(u32::try_from(r.start).map_err(|_| FrameError::Broken)?)
+                        .ok_or(FrameError::Broken)?;
                     if try_zc && n > 0 && matches!(msg.src.user_pages(at, n, segs), Ok(true)) {
                         if crc_on {
-                            crc = KernelCrc32c.update(crc, wire.get(crc_from..pos).ok_or(())?);
+                            crc = KernelCrc32c
+                                .update(crc, wire.get(crc_from..pos).ok_or(FrameError::Broken)?);
                             crc = segs.iter().fold(crc, |c, s| s.crc32c(c));
                         }
                         crc_from = pos;
@@ -913,15 +1008,19 @@ impl Engine {
                         continue;
                     }
                     segs.clear();
-                    msg.src.read(at, dst).map_err(|_| ())?;
+                    msg.src.read(at, dst).map_err(|e| match e {
+                        MemError::State | MemError::Stag => FrameError::SrcDead,
+                        _ => FrameError::Broken,
+                    })?;
                 }
                 Piece::Crc => {
                     if crc_on {
-                        crc = KernelCrc32c.update(crc, wire.get(crc_from..pos).ok_or(())?);
+                        crc = KernelCrc32c
+                            .update(crc, wire.get(crc_from..pos).ok_or(FrameError::Broken)?);
                     }
                     let v = if crc_on { crc32c_finish(crc) } else { 0 };
                     wire.get_mut(pos..pos + n)
-                        .ok_or(())?
+                        .ok_or(FrameError::Broken)?
                         .copy_from_slice(&v.to_le_bytes());
                     pos += n;
                     continue;
@@ -931,7 +1030,7 @@ impl Engine {
                 // The header is the first piece (no markers are sent).
                 let hdr = wire
                     .get_mut(base + 2..base + 2 + ddp::UNTAGGED_HDR_LEN)
-                    .ok_or(())?;
+                    .ok_or(FrameError::Broken)?;
                 ddp::Packet::new_unchecked(hdr).set_mo(off);
             }
             pos += n;
@@ -942,6 +1041,11 @@ impl Engine {
         msg.off = off.saturating_add(f.payload.len() as u32);
         *len = pos;
         if msg.off >= total {
+            if msg.inbound {
+                // Answered: the peer may send its next request only once
+                // this arrives, so the slot is free before it is sent.
+                self.inbound.fetch_sub(1, Ordering::AcqRel);
+            }
             *after = msg.done;
             *cur = None;
         }
@@ -952,6 +1056,7 @@ impl Engine {
 /// RFC 5040 §4.8: the Terminate message on QN 2, then the stream closes.
 fn terminate_msg(tx: &mut TxState, t: TerminateRepr) -> Msg {
     Msg {
+        inbound: false,
         tmpl: tx.untagged(Opcode::Terminate, 0, Header::Terminate(t), 0),
         off: 0,
         src: Src::None,

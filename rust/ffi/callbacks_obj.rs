@@ -9,6 +9,7 @@ use super::{
     cq::{cq_obj, cq_slot, fill_wc, IbCqRef},
     mr,
     obj::{self, eopnotsupp},
+    owner::Owner,
     qp::{self as fqp, qp_obj, qp_slot, IbQpRef},
     srq::{srq_obj, srq_slot, IbSrqRef},
     udata::Udata,
@@ -391,8 +392,8 @@ unsafe extern "C" fn rsiw_rust_map_mr_end(m: *mut b::ib_mr) {
     // SAFETY: live rsiw MR in the op.
     if let Some(mem) = unsafe { mr::mr_mem(m) } {
         // SAFETY: as above.
-        let (iova, len) = unsafe { mr::mr_range(m) };
-        mem.map_end(iova, len);
+        let (iova, _len) = unsafe { mr::mr_range(m) };
+        mem.map_end(iova);
     }
 }
 
@@ -440,6 +441,11 @@ unsafe extern "C" fn rsiw_rust_create_qp(
             srq: srq.map(Into::into),
             sig_all: init.sq_sig_type == b::ib_sig_type_IB_SIGNAL_ALL_WR,
             caps: fqp::caps_from(&init.cap),
+            owner: if udata.is_some() {
+                Owner::current()
+            } else {
+                Owner::kernel()
+            },
         };
         let dev: Arc<Device> = dev.into();
         let has_srq = !init.srq.is_null();

@@ -18,6 +18,7 @@ pub(crate) mod mmap;
 pub(crate) mod mr;
 pub(crate) mod netdev;
 pub(crate) mod obj;
+pub(crate) mod owner;
 pub(crate) mod qp;
 pub(crate) mod registration;
 pub(crate) mod registry;

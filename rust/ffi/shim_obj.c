@@ -4,7 +4,10 @@
  * and static inlines behind irqsave spinlocks, page mapping, user memory
  * pinning and object events, which bindgen cannot expose.
  */
+#include <linux/capability.h>
 #include <linux/highmem.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
 #include <linux/scatterlist.h>
 #include <linux/workqueue.h>
 #include "shim.h"
@@ -266,4 +269,31 @@ void rsiw_shim_srq_event(struct ib_srq *srq, enum ib_event_type type)
 struct ib_udata *rsiw_shim_attrs_udata(struct uverbs_attr_bundle *attrs)
 {
 	return attrs ? &attrs->driver_udata : NULL;
+}
+
+/* The caller's thread group, counted; NULL when the caller is the kernel (a
+ * kernel thread, or a task without user memory). */
+struct pid *rsiw_shim_owner_current(void)
+{
+	if ((current->flags & PF_KTHREAD) || !current->mm)
+		return NULL;
+	return get_pid(task_tgid(current));
+}
+
+void rsiw_shim_owner_put(struct pid *owner)
+{
+	put_pid(owner);
+}
+
+/* True if the caller is a task of the thread group @owner. */
+bool rsiw_shim_owner_is_current(struct pid *owner)
+{
+	return owner && !(current->flags & PF_KTHREAD) && task_tgid(current) == owner;
+}
+
+/* A kernel thread, or a task with CAP_NET_ADMIN (a kernel ULP running in
+ * a privileged process's system call, e.g. at module load). */
+bool rsiw_shim_caller_is_privileged(void)
+{
+	return (current->flags & PF_KTHREAD) || capable(CAP_NET_ADMIN);
 }

@@ -82,6 +82,13 @@ void rsiw_shim_qp_event(struct ib_qp *qp, enum ib_event_type type);
 void rsiw_shim_srq_event(struct ib_srq *srq, enum ib_event_type type);
 struct ib_udata *rsiw_shim_attrs_udata(struct uverbs_attr_bundle *attrs);
 
+/* Who may bind a connection to a QP: the thread group of a user process
+ * (counted struct pid), NULL for the kernel. */
+struct pid *rsiw_shim_owner_current(void);
+void rsiw_shim_owner_put(struct pid *owner);
+bool rsiw_shim_owner_is_current(struct pid *owner);
+bool rsiw_shim_caller_is_privileged(void);
+
 /* --- Rust callbacks (rust/ffi/callbacks_obj.rs) --- */
 int rsiw_rust_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
 			struct ib_udata *udata);

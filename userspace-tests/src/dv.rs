@@ -76,18 +76,7 @@ fn rc(r: c_int, what: &str) -> Result<(), String> {
 impl Dv {
     /// Resolves the four calls in the (already loaded) rsiw provider.
     pub fn load() -> Result<Self, String> {
-        let mut h = std::ptr::null_mut();
-        for p in PROVIDER {
-            // SAFETY: NUL-terminated path; the provider is normally loaded already, this
-            // only takes another reference (never closed: the provider stays loaded).
-            h = unsafe { libc::dlopen(p.as_ptr(), libc::RTLD_NOW) };
-            if !h.is_null() {
-                break;
-            }
-        }
-        if h.is_null() {
-            return Err("cannot dlopen librsiw-rdmav34.so".into());
-        }
+        let h = provider()?;
         let f = sym(h, c"rsiwdv_post_masked_fetch_add")?;
         let c = sym(h, c"rsiwdv_post_masked_cmp_swp")?;
         let w = sym(h, c"rsiwdv_post_write_imm64")?;
@@ -205,4 +194,67 @@ impl Dv {
             })
             .collect())
     }
+}
+
+/// `struct rsiwdv_ring`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct RawRing {
+    /// The mapping: `rsiw_abi::ring::RingHeader`, then the slots.
+    pub buf: *mut c_void,
+    /// Slots.
+    pub entries: u32,
+    /// Bytes per slot.
+    pub stride: u32,
+}
+
+/// `struct rsiwdv_qp`.
+#[repr(C)]
+struct RawQpInfo {
+    sq: RawRing,
+    rq: RawRing,
+}
+
+type QueryQp = unsafe extern "C" fn(*mut ibv_qp, *mut RawQpInfo) -> c_int;
+type RingSqDoorbell = unsafe extern "C" fn(*mut ibv_qp) -> c_int;
+
+/// `rsiwdv_ring_sq_doorbell`.
+pub fn ring_sq_doorbell(qp: &Qp) -> Result<(), String> {
+    let f = sym(provider()?, c"rsiwdv_ring_sq_doorbell")?;
+    // SAFETY: the symbol is the function rsiwdv.h declares, with this signature.
+    let f = unsafe { std::mem::transmute::<*mut c_void, RingSqDoorbell>(f) };
+    // SAFETY: live QP.
+    rc(unsafe { f(qp.as_raw()) }, "rsiwdv_ring_sq_doorbell")
+}
+
+fn provider() -> Result<*mut c_void, String> {
+    let mut h = std::ptr::null_mut();
+    for p in PROVIDER {
+        // SAFETY: NUL-terminated path; the provider is normally loaded already, this
+        // only takes another reference (never closed: the provider stays loaded).
+        h = unsafe { libc::dlopen(p.as_ptr(), libc::RTLD_NOW) };
+        if !h.is_null() {
+            break;
+        }
+    }
+    if h.is_null() {
+        return Err("cannot dlopen librsiw-rdmav34.so".into());
+    }
+    Ok(h)
+}
+
+/// `rsiwdv_query_qp`: the QP's send and receive rings as mapped in this process.
+pub fn query_qp(qp: &Qp) -> Result<(RawRing, RawRing), String> {
+    let f = sym(provider()?, c"rsiwdv_query_qp")?;
+    // SAFETY: the symbol is the function rsiwdv.h declares, with this signature.
+    let f = unsafe { std::mem::transmute::<*mut c_void, QueryQp>(f) };
+    let mut info = std::mem::MaybeUninit::<RawQpInfo>::uninit();
+    // SAFETY: live QP; `info` is writable.
+    rc(
+        unsafe { f(qp.as_raw(), info.as_mut_ptr()) },
+        "rsiwdv_query_qp",
+    )?;
+    // SAFETY: written by the successful call.
+    let info = unsafe { info.assume_init() };
+    Ok((info.sq, info.rq))
 }

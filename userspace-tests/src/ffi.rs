@@ -355,6 +355,15 @@ impl CmId {
         check(unsafe { rdma_accept(self.raw(), &mut p) }, "rdma_accept")
     }
 
+    /// Accepts a connection request on this ID (which has no QP) naming QP
+    /// `qpn` by number, as `rdma_accept` lets a process do.
+    pub fn accept_qpn(&self, qpn: u32) -> Result<()> {
+        let mut p = Self::param(&[])?;
+        p.qp_num = qpn;
+        // SAFETY: as in `connect`.
+        check(unsafe { rdma_accept(self.raw(), &mut p) }, "rdma_accept")
+    }
+
     /// Rejects a connection request.
     pub fn reject(&self) -> Result<()> {
         // SAFETY: live ID from a CONNECT_REQUEST; no private data.
@@ -730,6 +739,12 @@ impl Mw {
         })
     }
 
+    /// The window's current rkey.
+    pub fn rkey(&self) -> u32 {
+        // SAFETY: live MW.
+        unsafe { (*self.mw).rkey }
+    }
+
     /// The key a new bind should carry: the window's current rkey with the next key byte.
     pub fn next_rkey(&self) -> u32 {
         // SAFETY: live MW; ibv_inc_rkey is a pure function.
@@ -867,12 +882,23 @@ impl Qp {
 
     /// Creates the ID's QP: send and receive CQ `cq`, receives from `srq` if given.
     pub fn new(id: &CmId, pd: &Pd, cq: &Rc<Cq>, srq: Option<&Rc<Srq>>) -> Result<Self> {
+        Self::with_sq(id, pd, cq, srq, 64)
+    }
+
+    /// As `new`, with `max_send_wr` send WRs.
+    pub fn with_sq(
+        id: &CmId,
+        pd: &Pd,
+        cq: &Rc<Cq>,
+        srq: Option<&Rc<Srq>>,
+        max_send_wr: u32,
+    ) -> Result<Self> {
         let mut a = ibv_qp_init_attr {
             send_cq: cq.cq,
             recv_cq: cq.cq,
             srq: srq.map_or(std::ptr::null_mut(), |s| s.srq),
             cap: ibv_qp_cap {
-                max_send_wr: 64,
+                max_send_wr,
                 max_recv_wr: 64,
                 max_send_sge: 6,
                 max_recv_sge: 6,
@@ -897,6 +923,38 @@ impl Qp {
     fn raw(&self) -> *mut ibv_qp {
         // SAFETY: live ID with a QP.
         unsafe { (*self.0.id.raw()).qp }
+    }
+
+    /// Moves the QP to ERROR (`ibv_modify_qp`, IBV_QPS_ERR): its WRs flush in this call.
+    pub fn set_error(&self) -> Result<()> {
+        let mut a = ibv_qp_attr {
+            qp_state: ibv_qp_state_IBV_QPS_ERR,
+            ..Default::default()
+        };
+        // SAFETY: live QP; `a` is valid for the call.
+        check(
+            unsafe { ibv_modify_qp(self.raw(), &mut a, ibv_qp_attr_mask_IBV_QP_STATE as i32) },
+            "ibv_modify_qp(ERR)",
+        )
+    }
+
+    /// Sets the QP's remote access rights (`IBV_QP_ACCESS_FLAGS`, any state).
+    pub fn set_access(&self, access: u32) -> Result<()> {
+        let mut a = ibv_qp_attr {
+            qp_access_flags: access,
+            ..Default::default()
+        };
+        // SAFETY: live QP; `a` is valid for the call.
+        check(
+            unsafe {
+                ibv_modify_qp(
+                    self.raw(),
+                    &mut a,
+                    ibv_qp_attr_mask_IBV_QP_ACCESS_FLAGS as i32,
+                )
+            },
+            "ibv_modify_qp(ACCESS_FLAGS)",
+        )
     }
 
     /// The QP number.

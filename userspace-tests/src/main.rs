@@ -6,6 +6,7 @@ mod atomic;
 mod cases;
 mod dv;
 mod ffi;
+mod hostile;
 mod proto;
 mod requester;
 mod responder;
@@ -115,7 +116,10 @@ fn report(o: &Opts, line: &str) {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(code) = atomic::worker_main(&args).or_else(|| atomic::target_main(&args)) {
+    if let Some(code) = atomic::worker_main(&args)
+        .or_else(|| atomic::target_main(&args))
+        .or_else(|| hostile::main(&args))
+    {
         return code;
     }
     let o = match parse(&args) {

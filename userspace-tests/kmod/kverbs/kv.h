@@ -55,6 +55,7 @@ extern char *kv_addr;
 extern int kv_port;
 extern bool kv_atomics;
 extern bool kv_noinv;
+extern bool kv_hostile;
 
 /* kv_main.c: results. */
 void kv_pass(const char *name);
@@ -107,6 +108,7 @@ void kv_run_basic(void);
 void kv_run_read_inv(void);
 void kv_run_send_inv(void);
 void kv_run_atomics(void);
+void kv_run_hostile(void);
 u64 kv_masked_fadd(u64 orig, u64 add, u64 mask);
 u64 kv_masked_cswap(u64 orig, u64 cmp, u64 cmask, u64 swap, u64 smask);
 

@@ -36,6 +36,10 @@ bool kv_noinv;
 module_param_named(noinv, kv_noinv, bool, 0444);
 MODULE_PARM_DESC(noinv, "self-test of the test: skip every invalidation, so the invalidation cases must fail");
 
+bool kv_hostile;
+module_param_named(hostile, kv_hostile, bool, 0444);
+MODULE_PARM_DESC(hostile, "run only the cases of memory read after its STag died (default 0)");
+
 static unsigned int kv_passed, kv_failed;
 module_param_named(passed, kv_passed, uint, 0444);
 MODULE_PARM_DESC(passed, "result: cases passed by the run at load (read-only)");
@@ -71,7 +75,11 @@ static int __init kv_init(void)
 	pr_info("rsiw-kverbs: dev=%s addr=%s port=%d atomics=%d noinv=%d\n", kv_dev, kv_addr,
 		kv_port, kv_atomics, kv_noinv);
 	rv = kv_listen_start();
-	if (kv_check("listen", !rv, "rdma_cm listener on %s:%d: %d", kv_addr, kv_port, rv)) {
+	if (kv_check("listen", !rv, "rdma_cm listener on %s:%d: %d", kv_addr, kv_port, rv) &&
+	    kv_hostile) {
+		kv_run_hostile();
+		kv_listen_stop();
+	} else if (!rv) {
 		kv_run_basic();
 		kv_run_read_inv();
 		kv_run_send_inv();
