@@ -30,7 +30,7 @@ pub(crate) const MAX_QP: u32 = 1 << 14;
 /// Work requests per queue.
 pub(crate) const MAX_QP_WR: u32 = crate::srq::MAX_WR;
 /// Inline payload bytes per send WQE.
-pub(crate) const MAX_INLINE: usize = 96;
+pub(crate) const MAX_INLINE: usize = crate::abi::wqe::MAX_INLINE;
 /// Outstanding RDMA Read / Atomic requests per QP, both directions (ORD/IRD).
 pub(crate) const MAX_RD_ATOMIC: u32 = 128;
 
@@ -305,6 +305,8 @@ enum SendQueue {
 }
 
 /// What a look at the send queue found.
+// Returned once per WQE hand-over; boxing the WQE would allocate per post.
+#[allow(clippy::large_enum_variant)]
 enum Next {
     /// A WQE to hand over (or to flush).
     Wqe(SendWqe),

@@ -3,24 +3,39 @@
 //! the Linux RDMA subsystem.
 
 // `pin_init!` of the QP's many fields nests deeper than the default 128.
+// `unsafe` lives only in `ffi` (the FFI layer); every other module forbids it.
 #![recursion_limit = "256"]
 
+#[forbid(unsafe_code)]
 mod cm;
+#[forbid(unsafe_code)]
 mod cq;
+#[forbid(unsafe_code)]
 mod device;
+#[forbid(unsafe_code)]
 mod driver;
+#[forbid(unsafe_code)]
 mod engine;
 mod ffi;
+#[forbid(unsafe_code)]
 mod link;
+#[forbid(unsafe_code)]
 mod mem;
+#[forbid(unsafe_code)]
 mod netdev_events;
+#[forbid(unsafe_code)]
 mod qp;
+#[forbid(unsafe_code)]
 mod slots;
+#[forbid(unsafe_code)]
 mod srq;
+#[forbid(unsafe_code)]
 mod stream;
 // User rings: used once the verbs objects take udata.
 #[allow(dead_code)]
+#[forbid(unsafe_code)]
 mod uqueue;
+#[forbid(unsafe_code)]
 mod verbs;
 
 /// The user ABI shared with the rdma-core provider.

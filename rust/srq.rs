@@ -10,8 +10,9 @@ use crate::{
 };
 use kernel::{alloc::KVVec, prelude::*, sync::Arc};
 
-/// Scatter/gather entries per work request.
-pub(crate) const MAX_SGE: usize = 6;
+/// Scatter/gather entries per work request: the user ABI's, so that kernel and
+/// user QPs have one limit.
+pub(crate) const MAX_SGE: usize = crate::abi::wqe::MAX_SGE;
 /// Work requests per queue.
 pub(crate) const MAX_WR: u32 = 1 << 14;
 /// Shared receive queues per device.

@@ -47,8 +47,20 @@ impl SqLock {
         }
     }
 
-    /// Takes the lock; the caller must [`Self::release`] it.
-    pub fn acquire(&self) -> *mut SqState {
+    /// Takes the lock for the rest of the caller's scope.
+    pub fn lock(&self) -> SqGuard<'_> {
+        self.spin();
+        SqGuard { lock: self }
+    }
+
+    /// Takes the lock across calls (`ibv_wr_start` .. `ibv_wr_complete`); the
+    /// holder reaches the state with [`Qp::sq_state_ptr`] and must
+    /// [`Self::release`] it.
+    pub fn acquire(&self) {
+        self.spin();
+    }
+
+    fn spin(&self) {
         let mut spins = 0u32;
         while self
             .busy
@@ -62,7 +74,6 @@ impl SqLock {
                 core::hint::spin_loop();
             }
         }
-        self.state.get()
     }
 
     /// Drops the lock.
@@ -72,6 +83,33 @@ impl SqLock {
     /// The caller holds it (from [`Self::acquire`]) and no longer uses the state.
     pub unsafe fn release(&self) {
         self.busy.store(false, Ordering::Release);
+    }
+}
+
+/// The SQ lock, held; released when dropped.
+pub struct SqGuard<'a> {
+    lock: &'a SqLock,
+}
+
+impl core::ops::Deref for SqGuard<'_> {
+    type Target = SqState;
+
+    fn deref(&self) -> &SqState {
+        // SAFETY: the guard holds the lock, which excludes every other thread.
+        unsafe { &*self.lock.state.get() }
+    }
+}
+
+impl core::ops::DerefMut for SqGuard<'_> {
+    fn deref_mut(&mut self) -> &mut SqState {
+        // SAFETY: as in `deref`; `&mut self` makes this the only borrow.
+        unsafe { &mut *self.lock.state.get() }
+    }
+}
+
+impl Drop for SqGuard<'_> {
+    fn drop(&mut self) {
+        self.lock.busy.store(false, Ordering::Release);
     }
 }
 
@@ -170,19 +208,15 @@ impl Qp {
         if let Err(e) = wr::check_sqe(sqe, self.send_lim) {
             return e;
         }
-        // SAFETY: acquire() gives exclusive access until release() below.
-        let st = unsafe { &mut *self.sq_state.acquire() };
-        let rc = match Qp::sq_room(ring, st.tail) {
+        let mut st = self.sq_state.lock();
+        match Qp::sq_room(ring, st.tail) {
             Ok(()) => {
                 ring.put(st.tail, sqe);
                 st.tail = st.tail.wrapping_add(1);
                 self.publish_sq(ring, st.tail)
             }
             Err(e) => e,
-        };
-        // SAFETY: acquired above; `st` is not used after this.
-        unsafe { self.sq_state.release() };
-        rc
+        }
     }
 
     /// The QP behind an `ibv_qp`, if it is one of ours (its context posts
@@ -399,9 +433,8 @@ pub unsafe extern "C" fn post_send(
     let Some(ring) = &qp.sq else {
         return sys::EINVAL as c_int;
     };
-    let st = qp.sq_state.acquire();
-    // SAFETY: acquire() gives exclusive access until release() below.
-    let st = unsafe { &mut *st };
+    let mut guard = qp.sq_state.lock();
+    let st = &mut *guard;
     let start = st.tail;
     let one = |w: &sys::ibv_send_wr| {
         Qp::sq_room(ring, st.tail)?;
@@ -419,8 +452,6 @@ pub unsafe extern "C" fn post_send(
             rc = db;
         }
     }
-    // SAFETY: acquired above; `st` is not used after this.
-    unsafe { qp.sq_state.release() };
     rc
 }
 

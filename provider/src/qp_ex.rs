@@ -201,9 +201,10 @@ unsafe fn with_cur(x: *mut sys::ibv_qp_ex, f: impl FnOnce(&mut Sqe, Limits) -> R
 unsafe extern "C" fn wr_start(x: *mut sys::ibv_qp_ex) {
     // SAFETY: x is a QP of ours (libibverbs' contract for the ops).
     let qp = unsafe { Qp::from_ibv(x.cast()) };
-    let st = qp.sq_state.acquire();
+    // Held until wr_complete or wr_abort (the API's contract).
+    qp.sq_state.acquire();
     // SAFETY: we hold the lock now.
-    let st = unsafe { &mut *st };
+    let st = unsafe { &mut *qp.sq_state_ptr() };
     st.batch = Batch {
         start: st.tail,
         cur: None,

@@ -176,6 +176,9 @@ enum Step {
 
 /// The ORQ entry an SQ WQE needs, prepared before the `shared` lock hold
 /// that hands the WQE over.
+// Lives on the stack for one WQE hand-over; boxing the large variant would
+// allocate on the Atomic path.
+#[allow(clippy::large_enum_variant)]
 enum OrqEntry {
     No,
     /// A Read whose sink buffer was checked (or the error it gets).

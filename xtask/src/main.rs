@@ -11,6 +11,7 @@ mod frames;
 mod hosttests;
 mod image;
 mod kernel;
+mod lint;
 mod lock;
 mod module;
 mod outcome;
@@ -297,6 +298,14 @@ fn vm_suite(ctx: &Ctx, a: &Args) -> Result<SuiteCounts> {
     };
     let echo = if a.verbose { Echo::All } else { Echo::Cases };
     let (mut passed, mut failed, mut skipped) = (0, Vec::new(), Vec::new());
+    let l = lint::clippy(ctx, &art.kernel);
+    eprintln!(
+        "test: module clippy: {} passed; {} failed",
+        l.passed,
+        l.failed.len()
+    );
+    passed += l.passed;
+    failed.extend(l.failed);
     for s in &scripts {
         eprintln!(
             "test: vm: {} ({} VM{}, {:?}, {} kernel)",

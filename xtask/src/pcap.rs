@@ -103,50 +103,82 @@ pub struct Rdmap {
     pub request_id: Option<u32>,
 }
 
-/// The value of a "Name: value" line of `tshark -V`, also when it is a bitfield line
-/// (".... 1010 = OpCode: Atomic Request (0xa)").
-fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
-    let t = line.trim_start();
-    let t = t.split_once(" = ").map_or(t, |(_, r)| r);
-    t.strip_prefix(name).and_then(|r| r.strip_prefix(": "))
+/// The fields `run_check` asks tshark for, one tab-separated column each.
+const FIELDS: [&str; 5] = [
+    "iwarp_ddp.qn",
+    "iwarp_rdma.opcode",
+    "iwarp_rdma.atomic.opcode",
+    "iwarp_rdma.atomic.request_identifier",
+    "iwarp_rdma.atomic.original_request_identifier",
+];
+
+/// The name of an RDMAP opcode (RFC 5040 §4.3, RFC 7306 §7.1), as Wireshark names it.
+fn opcode_name(v: u32) -> String {
+    match v {
+        0x0 => "Write".into(),
+        0x1 => "Read Request".into(),
+        0x2 => "Read Response".into(),
+        0x3..=0x6 => "Send".into(),
+        0x7 => "Terminate".into(),
+        0x8 | 0x9 => "Immediate Data".into(),
+        0xa => "Atomic Request".into(),
+        0xb => "Atomic Response".into(),
+        v => format!("opcode {v:#x}"),
+    }
 }
 
-/// Parses `tshark -V` text into the RDMAP messages it decoded, in order.
-pub fn parse_verbose(text: &str) -> Vec<Rdmap> {
-    let mut out: Vec<Rdmap> = Vec::new();
-    let mut qn = None;
+/// The name of an RFC 7306 §5.2.1 AOpCode (draft-03's Swap is 1).
+fn aopcode_name(v: u32) -> String {
+    match v {
+        0 => "FetchAdd".into(),
+        1 => "Swap".into(),
+        2 => "CmpSwap".into(),
+        v => format!("AOpCode {v}"),
+    }
+}
+
+/// A field value as tshark prints it: decimal or `0x…`.
+fn number(v: &str) -> Option<u32> {
+    let v = v.trim();
+    match v.strip_prefix("0x") {
+        Some(h) => u32::from_str_radix(h, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+/// Parses `tshark -T fields` output (the columns of [`FIELDS`]) into the RDMAP messages
+/// it decoded, in order. A frame may carry several FPDUs: each column then lists its
+/// occurrences comma-separated; every message has a QN and an opcode, only Atomic
+/// Requests an AOpCode and a Request Identifier, only Atomic Responses an Original
+/// Request Identifier, so each list is taken in order by the messages that have it.
+pub fn parse_fields(text: &str) -> Vec<Rdmap> {
+    let mut out = Vec::new();
     for line in text.lines() {
-        if line.starts_with("Frame ") {
-            qn = None;
-        }
-        if let Some(v) = field(line, "Queue number") {
-            qn = v.trim().parse().ok();
-        }
-        // "OpCode: Atomic Request (0xa)" in the RDMAP header; the Atomic Request header's
-        // own "OpCode: FetchAdd (0)" follows it.
-        if let Some(v) = field(line, "OpCode") {
-            let name = v.rsplit_once(" (").map_or(v, |(n, _)| n).trim().to_string();
-            let atomic_hdr = out.last().is_some_and(|m| {
-                m.opcode == "Atomic Request" && m.aopcode.is_none() && !line.contains("0x")
-            });
-            if atomic_hdr {
-                if let Some(m) = out.last_mut() {
-                    m.aopcode = Some(name);
+        let cols: Vec<Vec<&str>> = line
+            .split('\t')
+            .map(|c| c.split(',').filter(|v| !v.is_empty()).collect())
+            .collect();
+        let col = |i: usize| cols.get(i).cloned().unwrap_or_default();
+        let (qns, ops) = (col(0), col(1));
+        let mut aops = col(2).into_iter();
+        let mut ids = col(3).into_iter();
+        let mut orig = col(4).into_iter();
+        for (i, op) in ops.iter().enumerate() {
+            let Some(op) = number(op) else { continue };
+            let mut m = Rdmap {
+                qn: qns.get(i).and_then(|q| number(q)),
+                opcode: opcode_name(op),
+                ..Default::default()
+            };
+            match op {
+                0xa => {
+                    m.aopcode = aops.next().and_then(number).map(aopcode_name);
+                    m.request_id = ids.next().and_then(number);
                 }
-            } else {
-                out.push(Rdmap {
-                    qn,
-                    opcode: name,
-                    ..Default::default()
-                });
+                0xb => m.request_id = orig.next().and_then(number),
+                _ => {}
             }
-        }
-        for key in ["Request Identifier", "Original Request Identifier"] {
-            if let (Some(v), Some(m)) = (field(line, key), out.last_mut()) {
-                if m.request_id.is_none() {
-                    m.request_id = v.trim().parse().ok();
-                }
-            }
+            out.push(m);
         }
     }
     out
@@ -210,16 +242,19 @@ pub fn run_check(pcap: &Path, check: &str) -> Result<String> {
     if check != "rfc7306-atomics" {
         bail!("unknown capture check {check}");
     }
-    let out = Command::new("tshark")
-        .arg("-r")
-        .arg(pcap)
-        .args([
-            "--enable-heuristic",
-            "iwarp_mpa_tcp",
-            "-V",
-            "-Y",
-            "iwarp_rdma",
-        ])
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r").arg(pcap).args([
+        "--enable-heuristic",
+        "iwarp_mpa_tcp",
+        "-Y",
+        "iwarp_rdma",
+        "-T",
+        "fields",
+    ]);
+    for f in FIELDS {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd
         .output()
         .context("running tshark (install Debian's tshark: `cargo xtask setup`)")?;
     if !out.status.success() {
@@ -229,7 +264,7 @@ pub fn run_check(pcap: &Path, check: &str) -> Result<String> {
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    check_atomics(&parse_verbose(&String::from_utf8_lossy(&out.stdout)))
+    check_atomics(&parse_fields(&String::from_utf8_lossy(&out.stdout)))
 }
 
 /// The results of every capture on a console, as `(case name, Err(why) or Ok(summary))`;
@@ -312,40 +347,25 @@ mod tests {
         assert!(check_atomics(&good[..2]).is_err());
     }
 
-    /// Excerpt of Debian 12 tshark 4.0's `-V` output for an Atomic Request and Response.
-    const VERBOSE: &str = "Frame 3: 114 bytes on wire
-iWARP Direct Data Placement and Remote Direct Memory Access Protocol
-    DDP header
-        Untagged buffer model
-            Queue number: 1
-            Message sequence number: 1
-    RDMAP header
-        RDMAP control field
-            01.. .... = Version: 1
-            .... 1010 = OpCode: Atomic Request (0xa)
-        .... .... .... .... .... .... .... 0000 = OpCode: FetchAdd (0)
-        Request Identifier: 1
-        Remote STag: 4660
-Frame 4: 90 bytes on wire
-iWARP Direct Data Placement and Remote Direct Memory Access Protocol
-    DDP header
-        Untagged buffer model
-            Queue number: 3
-    RDMAP header
-        RDMAP control field
-            .... 1011 = OpCode: Atomic Response (0xb)
-        Original Request Identifier: 1
-        Original Request Identifier: 41
-";
+    /// Debian 12 tshark 4.0's `-T fields` output of the [`FIELDS`]: an Atomic Request and
+    /// its Response in frames of their own, then a frame with two Requests and a Send.
+    const FIELDS_OUT: &str = "1\t0x0a\t0\t1\t\n3\t0x0b\t\t\t1\n1,1,0\t0x0a,0x0a,0x03\t2,0\t2,3\t\n";
 
     #[test]
-    fn verbose_text_gives_opcode_names_queues_and_ids() {
-        let m = parse_verbose(VERBOSE);
+    fn fields_give_opcode_names_queues_and_ids() {
+        let m = parse_fields(FIELDS_OUT);
         assert_eq!(
             m,
             vec![
                 msg(1, "Atomic Request", Some("FetchAdd"), 1),
-                msg(3, "Atomic Response", None, 1)
+                msg(3, "Atomic Response", None, 1),
+                msg(1, "Atomic Request", Some("CmpSwap"), 2),
+                msg(1, "Atomic Request", Some("FetchAdd"), 3),
+                Rdmap {
+                    qn: Some(0),
+                    opcode: "Send".into(),
+                    ..Default::default()
+                },
             ]
         );
     }

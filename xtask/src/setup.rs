@@ -65,6 +65,10 @@ pub fn ensure() -> Result<()> {
     }
     ensure_component("rust-src", "the kernel's Rust build needs it")?;
     ensure_component("rustfmt", "`cargo xtask test` checks the formatting")?;
+    ensure_component(
+        "clippy",
+        "`cargo xtask test` lints the module (`make CLIPPY=1`)",
+    )?;
     ensure_bindgen()?;
     Ok(())
 }
