@@ -154,47 +154,66 @@ struct Trickle {
     closed: Option<Duration>,
 }
 
+/// One round: the next octet of the Request to every open connection; a
+/// connection the responder closed (FIN, RST, or any answer at all) is noted.
+fn trickle_round(all: &mut [Trickle], req: &[u8]) {
+    let mut buf = [0u8; 64];
+    for t in all.iter_mut().filter(|t| t.closed.is_none()) {
+        let gone = match t.s.read(&mut buf) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => false,
+            Err(_) => true,
+        };
+        let gone = gone
+            || match req.get(t.sent..t.sent + 1) {
+                Some(b) => match t.s.write(b) {
+                    Ok(n) => {
+                        t.sent += n;
+                        false
+                    }
+                    Err(e) => e.kind() != ErrorKind::WouldBlock,
+                },
+                None => false,
+            };
+        if gone {
+            t.closed = Some(t.connected.elapsed());
+        }
+    }
+}
+
 fn trickle(addr: &str, conns: usize, interval: Duration, seconds: u64) -> Result<(), String> {
     let req = request(512);
-    let mut all = Vec::with_capacity(conns);
-    for i in 0..conns {
-        let s = connect(addr).map_err(|e| format!("connection {i}: {e}"))?;
-        s.set_nonblocking(true).map_err(|e| e.to_string())?;
-        all.push(Trickle {
-            s,
-            connected: Instant::now(),
-            sent: 0,
-            closed: None,
-        });
-    }
-    println!("connected {conns}");
+    let mut all: Vec<Trickle> = Vec::with_capacity(conns);
     let end = Instant::now() + Duration::from_secs(seconds);
-    let mut buf = [0u8; 64];
-    while Instant::now() < end && all.iter().any(|t| t.closed.is_none()) {
-        for t in all.iter_mut().filter(|t| t.closed.is_none()) {
-            let gone = match t.s.read(&mut buf) {
-                // A Reply (or a Reject Reply) is not expected: the Request never ends.
-                Ok(0) => true,
-                Ok(_) => false,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => false,
-                Err(_) => true,
-            };
-            let gone = gone
-                || match req.get(t.sent..t.sent + 1) {
-                    Some(b) => match t.s.write(b) {
-                        Ok(n) => {
-                            t.sent += n;
-                            false
-                        }
-                        Err(e) => e.kind() != ErrorKind::WouldBlock,
-                    },
-                    None => false,
-                };
-            if gone {
-                t.closed = Some(t.connected.elapsed());
+    let mut last: Option<Instant> = None;
+    // Connections are opened while the earlier ones trickle, so that no
+    // connection waits longer than INTERVAL_MS for its next octet.
+    while Instant::now() < end && (all.len() < conns || all.iter().any(|t| t.closed.is_none())) {
+        if all.len() < conns {
+            let s = connect(addr).map_err(|e| format!("connection {}: {e}", all.len()))?;
+            s.set_nonblocking(true).map_err(|e| e.to_string())?;
+            all.push(Trickle {
+                s,
+                connected: Instant::now(),
+                sent: 0,
+                closed: None,
+            });
+            if all.len() == conns {
+                println!("connected {conns}");
             }
         }
-        std::thread::sleep(interval);
+        match last {
+            Some(t) if t.elapsed() < interval => {
+                if all.len() >= conns {
+                    std::thread::sleep(interval - t.elapsed());
+                }
+            }
+            _ => {
+                trickle_round(&mut all, &req);
+                last = Some(Instant::now());
+            }
+        }
     }
     let times: Vec<Duration> = all.iter().filter_map(|t| t.closed).collect();
     let refused = all
@@ -203,8 +222,9 @@ fn trickle(addr: &str, conns: usize, interval: Duration, seconds: u64) -> Result
         .count();
     let ms = |d: Option<&Duration>| d.map_or(0, |d| d.as_millis());
     println!(
-        "closed {} of {conns}, after {}..{} ms; refused {refused}",
+        "closed {} of {}, after {}..{} ms; refused {refused}",
         times.len(),
+        all.len(),
         ms(times.iter().min()),
         ms(times.iter().max()),
     );
