@@ -146,9 +146,9 @@ fn fpdu_case(addr: &str, case: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// One trickling connection.
+/// One trickling connection (`None`: reset before the first octet).
 struct Trickle {
-    s: TcpStream,
+    s: Option<TcpStream>,
     connected: Instant,
     sent: usize,
     closed: Option<Duration>,
@@ -159,7 +159,8 @@ struct Trickle {
 fn trickle_round(all: &mut [Trickle], req: &[u8]) {
     let mut buf = [0u8; 64];
     for t in all.iter_mut().filter(|t| t.closed.is_none()) {
-        let gone = match t.s.read(&mut buf) {
+        let Some(s) = t.s.as_mut() else { continue };
+        let gone = match s.read(&mut buf) {
             Ok(0) => true,
             Ok(_) => false,
             Err(e) if e.kind() == ErrorKind::WouldBlock => false,
@@ -167,7 +168,7 @@ fn trickle_round(all: &mut [Trickle], req: &[u8]) {
         };
         let gone = gone
             || match req.get(t.sent..t.sent + 1) {
-                Some(b) => match t.s.write(b) {
+                Some(b) => match s.write(b) {
                     Ok(n) => {
                         t.sent += n;
                         false
@@ -191,13 +192,22 @@ fn trickle(addr: &str, conns: usize, interval: Duration, seconds: u64) -> Result
     // connection waits longer than INTERVAL_MS for its next octet.
     while Instant::now() < end && (all.len() < conns || all.iter().any(|t| t.closed.is_none())) {
         if all.len() < conns {
-            let s = connect(addr).map_err(|e| format!("connection {}: {e}", all.len()))?;
-            s.set_nonblocking(true).map_err(|e| e.to_string())?;
+            // A responder that resets a connection at accept can make the
+            // connect itself fail: that connection is closed at once.
+            let s = match TcpStream::connect(addr) {
+                Ok(s) => s
+                    .set_nodelay(true)
+                    .and_then(|()| s.set_nonblocking(true))
+                    .ok()
+                    .map(|()| s),
+                Err(e) if e.kind() == ErrorKind::ConnectionReset => None,
+                Err(e) => return Err(format!("connection {}: connect {addr}: {e}", all.len())),
+            };
             all.push(Trickle {
+                closed: s.is_none().then_some(Duration::ZERO),
                 s,
                 connected: Instant::now(),
                 sent: 0,
-                closed: None,
             });
             if all.len() == conns {
                 println!("connected {conns}");
