@@ -8,8 +8,9 @@
 
 use rsiw_proto::crc::{crc32c_finish, soft_update, CRC32C_INIT};
 use rsiw_proto::fpdu::pad_len;
-use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::io::{self, ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddrV4, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -183,26 +184,100 @@ fn trickle_round(all: &mut [Trickle], req: &[u8]) {
     }
 }
 
+/// Starts a TCP connect to `addr` without waiting for it.
+fn connect_start(addr: SocketAddrV4) -> Result<OwnedFd, String> {
+    let ty = libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+    // SAFETY: creates a descriptor, owned below.
+    let fd = unsafe { libc::socket(libc::AF_INET, ty, 0) };
+    if fd < 0 {
+        return Err(format!("socket: {}", io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` is a fresh descriptor nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let sin = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: addr.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(*addr.ip()).to_be(),
+        },
+        sin_zero: [0; 8],
+    };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: `sin` is a valid `sockaddr_in` of `len` octets; `fd` is open.
+    let rv = unsafe {
+        libc::connect(
+            fd.as_raw_fd(),
+            (&sin as *const libc::sockaddr_in).cast(),
+            len,
+        )
+    };
+    if rv < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(format!("connect {addr}: {e}"));
+        }
+    }
+    Ok(fd)
+}
+
+/// A started connect's outcome, or `None` while it is in progress.
+fn connect_done(fd: &OwnedFd) -> Option<io::Result<()>> {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one valid `pollfd`; no wait.
+    if unsafe { libc::poll(&mut p, 1, 0) } <= 0 {
+        return None;
+    }
+    let mut err: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `err` and `len` are writable and `len` is `err`'s size.
+    let rv = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&mut err as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    Some(match (rv, err) {
+        (0, 0) => Ok(()),
+        (0, e) => Err(io::Error::from_raw_os_error(e)),
+        _ => Err(io::Error::last_os_error()),
+    })
+}
+
 fn trickle(addr: &str, conns: usize, interval: Duration, seconds: u64) -> Result<(), String> {
+    let addr: SocketAddrV4 = addr.parse().map_err(|e| format!("{addr}: {e}"))?;
     let req = request(512);
     let mut all: Vec<Trickle> = Vec::with_capacity(conns);
+    let mut connecting: Vec<OwnedFd> = Vec::new();
+    let mut opened = 0;
     let end = Instant::now() + Duration::from_secs(seconds);
     let mut last: Option<Instant> = None;
-    // Connections are opened while the earlier ones trickle, so that no
-    // connection waits longer than INTERVAL_MS for its next octet.
-    while Instant::now() < end && (all.len() < conns || all.iter().any(|t| t.closed.is_none())) {
-        if all.len() < conns {
+    // Connections are opened without waiting for them while the earlier ones
+    // trickle, so that no connection waits longer than INTERVAL_MS for its
+    // next octet, whatever the responder's accept does.
+    while Instant::now() < end
+        && (opened < conns || !connecting.is_empty() || all.iter().any(|t| t.closed.is_none()))
+    {
+        if opened < conns {
+            connecting.push(connect_start(addr)?);
+            opened += 1;
+        }
+        let mut i = 0;
+        while let Some(fd) = connecting.get(i) {
+            let Some(r) = connect_done(fd) else {
+                i += 1;
+                continue;
+            };
+            let s = TcpStream::from(connecting.swap_remove(i));
             // A responder that resets a connection at accept can make the
             // connect itself fail: that connection is closed at once.
-            let s = match TcpStream::connect(addr) {
-                Ok(s) => s
-                    .set_nodelay(true)
-                    .and_then(|()| s.set_nonblocking(true))
-                    .ok()
-                    .map(|()| s),
-                Err(e) if e.kind() == ErrorKind::ConnectionReset => None,
-                Err(e) => return Err(format!("connection {}: connect {addr}: {e}", all.len())),
-            };
+            let s = r.and_then(|()| s.set_nodelay(true)).ok().map(|()| s);
             all.push(Trickle {
                 closed: s.is_none().then_some(Duration::ZERO),
                 s,
@@ -215,8 +290,8 @@ fn trickle(addr: &str, conns: usize, interval: Duration, seconds: u64) -> Result
         }
         match last {
             Some(t) if t.elapsed() < interval => {
-                if all.len() >= conns {
-                    std::thread::sleep(interval - t.elapsed());
+                if opened >= conns {
+                    std::thread::sleep((interval - t.elapsed()).min(Duration::from_millis(50)));
                 }
             }
             _ => {
@@ -238,6 +313,9 @@ fn trickle(addr: &str, conns: usize, interval: Duration, seconds: u64) -> Result
         ms(times.iter().min()),
         ms(times.iter().max()),
     );
+    if !connecting.is_empty() {
+        println!("never connected {}", connecting.len());
+    }
     Ok(())
 }
 
