@@ -38,6 +38,20 @@ const EXPIRED: u8 = 4;
 /// `events` bit: the listener stopped; a Request still being read is dropped.
 const ABORT: u8 = 8;
 
+/// Classes of the rate-limited lines about refused peers, each limited on
+/// its own so that a flood of one hides no other.
+mod warn {
+    /// A frame's deadline passed.
+    pub(super) const DEADLINE: u32 = 0;
+    /// More connections in setup than `mpa_max_pending`.
+    pub(super) const BOUND: u32 = 1;
+    /// Bytes before the Reply.
+    pub(super) const EARLY: u32 = 2;
+    /// A request the ULP did not answer in time.
+    pub(super) const UNANSWERED: u32 = 3;
+    const _: () = assert!(UNANSWERED < crate::ffi::sock::WARN_CLASSES);
+}
+
 /// A connection in MPA setup whose socket reports to the endpoint. Dropping
 /// it restores the socket's callbacks (the reference on the endpoint they
 /// hold would otherwise keep both alive) and closes the socket.
@@ -287,9 +301,12 @@ impl Endpoint {
         let req = KBox::new(FrameBuf::new(), GFP_KERNEL)?;
         // Registered with the listener first, so that a stop sees it.
         let Some(ep) = listener.admit(p.max_pending, || Self::new(Phase::Busy, None))? else {
-            sock.warn(c_str!(
-                "too many connections in MPA setup on this listener (mpa_max_pending): reset"
-            ));
+            sock.warn(
+                warn::BOUND,
+                c_str!(
+                    "too many connections in MPA setup on this listener (mpa_max_pending): reset"
+                ),
+            );
             sock.shutdown(true);
             return Err(EBUSY);
         };
@@ -578,18 +595,20 @@ impl Endpoint {
         };
         if let Err(e) = got {
             if expired {
-                sock.warn(c_str!(
-                    "MPA Request not complete within mpa_timeout_ms: reset"
-                ));
+                sock.warn(
+                    warn::DEADLINE,
+                    c_str!("MPA Request not complete within mpa_timeout_ms: reset"),
+                );
             }
             return self.refuse(sock, &listener, &local, None, e);
         }
         // RFC 5044 §7.1.3: the initiator sends nothing after its Request
         // until it has the Reply; bytes here are not FPDUs of this stream.
         if sock.readable() {
-            sock.warn(c_str!(
-                "bytes after the MPA Request, before the Reply: reset"
-            ));
+            sock.warn(
+                warn::EARLY,
+                c_str!("bytes after the MPA Request, before the Reply: reset"),
+            );
             return self.refuse(
                 sock,
                 &listener,
@@ -683,9 +702,10 @@ impl Endpoint {
             listener,
         } = phase
         {
-            sock.warn(c_str!(
-                "connection request not accepted within mpa_accept_timeout_ms: refused"
-            ));
+            sock.warn(
+                warn::UNANSWERED,
+                c_str!("connection request not accepted within mpa_accept_timeout_ms: refused"),
+            );
             let rev = FrameRepr::parse_bytes(req.bytes(), FrameKind::Request)
                 .map(|r| r.rev)
                 .ok();
@@ -756,9 +776,10 @@ impl Endpoint {
         let local = local_responder(param.ird, param.ord);
         // RFC 5044 §7.1.3: nothing may come before the initiator has our Reply.
         if sock.readable() {
-            sock.warn(c_str!(
-                "bytes after the MPA Request, before the Reply: reset"
-            ));
+            sock.warn(
+                warn::EARLY,
+                c_str!("bytes after the MPA Request, before the Reply: reset"),
+            );
             self.inner.lock().phase = Phase::Closed;
             sock.shutdown(true);
             return Err(errno::connreset());

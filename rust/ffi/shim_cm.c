@@ -46,13 +46,17 @@ void rsiw_shim_cm_params(struct rsiw_cm_params *p)
 	p->draft_swap = READ_ONCE(draft_swap);
 }
 
-/* A line about a refused peer, with its address; rate-limited (10 per 5 s). */
-void rsiw_shim_sock_warn(struct socket *s, const char *msg)
+/* A line about a refused peer, with its address; rate-limited per class (10
+ * lines per 5 s each), so that a flood of one kind hides no other.
+ */
+void rsiw_shim_sock_warn(struct socket *s, unsigned int class, const char *msg)
 {
-	static DEFINE_RATELIMIT_STATE(rs, 5 * HZ, 10);
+	static struct ratelimit_state rs[RSIW_WARN_CLASSES] = {
+		[0 ... RSIW_WARN_CLASSES - 1] = RATELIMIT_STATE_INIT(rs, 5 * HZ, 10),
+	};
 	struct sockaddr_storage peer = {};
 
-	if (!__ratelimit(&rs))
+	if (!__ratelimit(&rs[min(class, RSIW_WARN_CLASSES - 1U)]))
 		return;
 	if (kernel_getpeername(s, (struct sockaddr *)&peer) < 0)
 		pr_warn("rsiw: peer (unknown): %s\n", msg);

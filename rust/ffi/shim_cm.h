@@ -63,7 +63,9 @@ int rsiw_shim_sock_accept(struct socket *lsock,
 int rsiw_shim_sock_connect_start(struct iw_cm_id *id, struct socket **out);
 int rsiw_shim_sock_connected(struct socket *s);
 bool rsiw_shim_sock_readable(struct socket *s);
-void rsiw_shim_sock_warn(struct socket *s, const char *msg);
+/* Classes of lines about peers, each rate-limited on its own. */
+#define RSIW_WARN_CLASSES 4
+void rsiw_shim_sock_warn(struct socket *s, unsigned int class, const char *msg);
 void rsiw_shim_sock_set_timeout(struct socket *s, unsigned int ms);
 int rsiw_shim_sock_send(struct socket *s, const struct rsiw_buf *bufs,
 			size_t n, bool more, bool block);

@@ -46,6 +46,9 @@ pub(crate) mod errno {
     }
 }
 
+/// Classes of [`Socket::warn`] lines, each rate-limited on its own.
+pub(crate) const WARN_CLASSES: u32 = bindings::RSIW_WARN_CLASSES;
+
 /// The most buffers one [`Socket::send`] takes.
 pub(crate) const MAX_SEND_BUFS: usize = bindings::RSIW_SEND_MAX_BUFS as usize;
 
@@ -115,10 +118,11 @@ impl Socket {
     }
 
     /// Logs `msg` about the peer of this connection, with its address;
-    /// rate-limited (10 lines per 5 s), as a peer can cause them at will.
-    pub(crate) fn warn(&self, msg: &kernel::str::CStr) {
+    /// rate-limited per `class` (below [`WARN_CLASSES`]; 10 lines per 5 s
+    /// each), as a peer can cause them at will.
+    pub(crate) fn warn(&self, class: u32, msg: &kernel::str::CStr) {
         // SAFETY: `self` is live; `msg` is NUL-terminated.
-        unsafe { bindings::rsiw_shim_sock_warn(self.ptr.as_ptr(), msg.as_char_ptr()) }
+        unsafe { bindings::rsiw_shim_sock_warn(self.ptr.as_ptr(), class, msg.as_char_ptr()) }
     }
 
     /// Whether received bytes wait to be read.
