@@ -109,7 +109,7 @@ impl Stream {
         if let Some(w) = w {
             // Dropped here, outside the lock: this may be the last reference
             // to the consumer.
-            let _ctx = self.sock.unwatch_stream(w);
+            let _ctx = self.sock.unwatch(w);
         }
     }
 

@@ -11,15 +11,16 @@ use super::{
 use crate::{
     device::Device,
     ffi::{
+        deadline::Deadline,
         iwcm::{self, CmId, CmIdRef, ConnParam, Event, EventData},
-        sock::{cm_queue, errno, Socket},
+        sock::{cm_queue, errno, HandshakeWatch, Socket},
     },
     proto::mpa::{self, FrameKind, FrameRepr, LocalParams, MpaError, Revision, RtrSet},
     stream::Stream,
 };
 use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::{
-    impl_has_work, new_mutex, new_work,
+    c_str, impl_has_work, new_mutex, new_work,
     prelude::*,
     sync::{Arc, Mutex},
     workqueue::{Work, WorkItem},
@@ -28,28 +29,100 @@ use kernel::{
 /// IRD/ORD reported for a Rev 1 peer, which states none.
 const DEFAULT_DEPTH: u16 = 16;
 
-/// `closing` bit: the peer closed (FIN or RST).
+/// `events` bit: the peer closed (FIN or RST) under an established stream.
 const PEER: u8 = 1;
-/// `closing` bit: the local side closed first (the ULP or the engine).
+/// `events` bit: the local side closed first (the ULP or the engine).
 const LOCAL: u8 = 2;
+/// `events` bit: the deadline of the current phase passed.
+const EXPIRED: u8 = 4;
+/// `events` bit: the listener stopped; a Request still being read is dropped.
+const ABORT: u8 = 8;
+
+/// Classes of the rate-limited lines about refused peers, each limited on
+/// its own so that a flood of one hides no other.
+mod warn {
+    /// A frame's deadline passed.
+    pub(super) const DEADLINE: u32 = 0;
+    /// More connections in setup than `mpa_max_pending`.
+    pub(super) const BOUND: u32 = 1;
+    /// Bytes before the Reply.
+    pub(super) const EARLY: u32 = 2;
+    /// A request the ULP did not answer in time.
+    pub(super) const UNANSWERED: u32 = 3;
+    const _: () = assert!(UNANSWERED < crate::ffi::sock::WARN_CLASSES);
+}
+
+/// A connection in MPA setup whose socket reports to the endpoint. Dropping
+/// it restores the socket's callbacks (the reference on the endpoint they
+/// hold would otherwise keep both alive) and closes the socket.
+struct Watched(Option<(Socket, HandshakeWatch)>);
+
+impl Watched {
+    /// Routes `sock`'s received bytes and state changes to `ep`'s work item.
+    fn new(sock: Socket, ep: &Arc<Endpoint>) -> Self {
+        let watch = sock.watch_handshake(ep.clone());
+        Self(Some((sock, watch)))
+    }
+
+    /// The socket (until `release`).
+    fn sock(&self) -> Result<&Socket> {
+        self.0.as_ref().map(|(s, _)| s).ok_or(EINVAL)
+    }
+
+    /// Restores the socket's callbacks; no handshake event follows.
+    fn release(mut self) -> Option<Socket> {
+        let (sock, watch) = self.0.take()?;
+        let _ = sock.unwatch(watch);
+        Some(sock)
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        if let Some((sock, watch)) = self.0.take() {
+            let _ = sock.unwatch(watch);
+        }
+    }
+}
+
+/// An initiator between its TCP connect and the Reply.
+struct Init {
+    qp: QpLink,
+    private_data: KVec<u8>,
+    local: LocalParams,
+    conn: Watched,
+    reply: FrameBuf,
+}
 
 /// Where the connection is.
 enum Phase {
-    /// Initiator, before its work item connects and sends the Request.
+    /// Initiator, before its work item starts the TCP connect.
     Connect {
         qp: QpLink,
         private_data: KVec<u8>,
         ird: u16,
         ord: u16,
     },
-    /// Responder: the TCP connection is accepted, the Request not yet read.
+    /// Initiator: the TCP connect is under way (deadline: `mpa_timeout_ms`).
+    Connecting(KBox<Init>),
+    /// Initiator: the Request is sent; the Reply is collected as it arrives
+    /// (deadline: `mpa_timeout_ms` for the whole frame).
+    AwaitReply(KBox<Init>),
+    /// Responder: the TCP connection is accepted; the Request is collected as
+    /// it arrives (deadline: `mpa_timeout_ms` for the whole frame).
     AwaitRequest {
+        conn: Watched,
+        listener: Arc<Listener>,
+        req: KBox<FrameBuf>,
+    },
+    /// Responder: the Request was reported; waiting for `iw_accept`/`iw_reject`
+    /// (deadline: `mpa_accept_timeout_ms`).
+    Requested {
         sock: Socket,
+        req: KBox<FrameBuf>,
         listener: Arc<Listener>,
     },
-    /// Responder: the Request was reported; waiting for `iw_accept`/`iw_reject`.
-    Requested { sock: Socket, req: KBox<FrameBuf> },
-    /// The work item or an accept is using the connection.
+    /// An accept, a reject or the work item is using the connection.
     Busy,
     /// MPA done, the engine runs the stream; the next event is the close.
     Established { stream: Arc<Stream> },
@@ -70,11 +143,15 @@ pub(crate) struct Endpoint {
     #[pin]
     work: Work<Endpoint>,
     /// Phase and cm_id. Process context only (work items and iw_cm ops);
-    /// held across blocking socket calls only by the phase's owner.
+    /// held across blocking socket calls only by the phase's owner, and
+    /// around every arming and cancelling of `deadline`.
     #[pin]
     inner: Mutex<Inner>,
-    /// Close bits set by socket callbacks (softirq) for the work item.
-    closing: AtomicU8,
+    /// Event bits set by socket callbacks, the deadline timer (softirq) and
+    /// the listener, for the work item.
+    events: AtomicU8,
+    /// The current phase's time limit; no work item waits for it.
+    deadline: Deadline,
 }
 
 impl_has_work! {
@@ -85,17 +162,37 @@ impl WorkItem for Endpoint {
     type Pointer = Arc<Endpoint>;
 
     fn run(this: Arc<Endpoint>) {
-        let phase = core::mem::replace(&mut this.inner.lock().phase, Phase::Busy);
+        let phase = {
+            let mut inner = this.inner.lock();
+            match inner.phase {
+                // Phases the work item owns: it takes them out while it works.
+                Phase::Connect { .. }
+                | Phase::Connecting(_)
+                | Phase::AwaitReply(_)
+                | Phase::AwaitRequest { .. } => {
+                    Some(core::mem::replace(&mut inner.phase, Phase::Busy))
+                }
+                // Owned by `iw_accept`/`iw_reject` or the engine: only looked at.
+                _ => None,
+            }
+        };
         match phase {
-            Phase::Connect {
+            Some(Phase::Connect {
                 qp,
                 private_data,
                 ird,
                 ord,
-            } => this.connect(&qp, &private_data, ird, ord),
-            Phase::AwaitRequest { sock, listener } => this.read_request(sock, &listener),
-            other => {
-                this.inner.lock().phase = other;
+            }) => this.connect_start(qp, private_data, ird, ord),
+            Some(Phase::Connecting(init)) => this.connecting(init),
+            Some(Phase::AwaitReply(init)) => this.await_reply(init),
+            Some(Phase::AwaitRequest {
+                conn,
+                listener,
+                req,
+            }) => this.await_request(conn, listener, req),
+            Some(other) => this.inner.lock().phase = other,
+            None => {
+                this.accept_expired();
                 this.close();
             }
         }
@@ -114,11 +211,13 @@ fn event_depth(v: u16) -> u8 {
 
 impl Endpoint {
     fn new(phase: Phase, cm_id: Option<CmId>) -> Result<Arc<Self>> {
+        let deadline = Deadline::new()?;
         Arc::pin_init(
             pin_init!(Self {
                 work <- new_work!("rsiw_cm_endpoint"),
                 inner <- new_mutex!(Inner { phase, cm_id }, "rsiw_cm_endpoint"),
-                closing: AtomicU8::new(0),
+                events: AtomicU8::new(0),
+                deadline,
             }),
             GFP_KERNEL,
         )
@@ -127,6 +226,47 @@ impl Endpoint {
     fn schedule(self: &Arc<Self>) {
         // Already queued: that run sees the new state too.
         let _ = cm_queue().enqueue(self.clone());
+    }
+
+    /// Arms the deadline of a new phase, `ms` from now (none if 0). A
+    /// deadline of the phase before that passed meanwhile is forgotten. Call
+    /// with `inner` held.
+    fn new_deadline(self: &Arc<Self>, ms: u32) {
+        self.end_deadline();
+        if ms > 0 {
+            self.deadline.arm(self.clone(), ms);
+        }
+    }
+
+    /// The phase ended in time: the deadline is off and a passing that raced
+    /// with the end is forgotten. Call with `inner` held.
+    fn end_deadline(&self) {
+        // `cancel` waits for a running expiry, which sets EXPIRED first.
+        self.deadline.cancel();
+        self.events.fetch_and(!EXPIRED, Ordering::AcqRel);
+    }
+
+    /// The deadline timer passed (softirq): the work item ends the phase.
+    pub(crate) fn deadline_passed(self: Arc<Self>) {
+        self.events.fetch_or(EXPIRED, Ordering::AcqRel);
+        let _ = cm_queue().enqueue(self);
+    }
+
+    /// Bytes arrived or the socket's state changed during MPA setup
+    /// (softirq): the work item looks.
+    pub(crate) fn handshake_event(self: Arc<Self>) {
+        let _ = cm_queue().enqueue(self);
+    }
+
+    /// The listener stopped: a Request still being read is dropped. Never
+    /// waits for the connection.
+    pub(crate) fn abort(self: &Arc<Self>) {
+        self.events.fetch_or(ABORT, Ordering::AcqRel);
+        self.schedule();
+    }
+
+    fn event(&self, bit: u8) -> bool {
+        self.events.load(Ordering::Acquire) & bit != 0
     }
 
     /// `iw_connect`: starts connecting `id` for QP `param.qpn` of `dev`; the
@@ -150,19 +290,43 @@ impl Endpoint {
         Ok(())
     }
 
-    /// A connection accepted on `listener`: reads its Request in a work item.
+    /// A connection accepted on `listener`: its Request is collected by the
+    /// work item as it arrives, within `mpa_timeout_ms`. Beyond
+    /// `mpa_max_pending` connections in setup on the listener it is reset.
     pub(crate) fn start_responder(sock: Socket, listener: Arc<Listener>) -> Result {
-        let ep = Self::new(Phase::AwaitRequest { sock, listener }, None)?;
+        let p = iwcm::params();
+        // Bounds the Reply and Reject sends of `iw_accept`/`iw_reject`, which
+        // a fresh connection's empty send buffer takes at once anyway.
+        sock.set_timeout(p.timeout_ms);
+        let req = KBox::new(FrameBuf::new(), GFP_KERNEL)?;
+        // Registered with the listener first, so that a stop sees it.
+        let Some(ep) = listener.admit(p.max_pending, || Self::new(Phase::Busy, None))? else {
+            sock.warn(
+                warn::BOUND,
+                c_str!(
+                    "too many connections in MPA setup on this listener (mpa_max_pending): reset"
+                ),
+            );
+            sock.shutdown(true);
+            return Err(EBUSY);
+        };
+        {
+            let mut inner = ep.inner.lock();
+            ep.new_deadline(p.timeout_ms);
+            let conn = Watched::new(sock, &ep);
+            inner.phase = Phase::AwaitRequest {
+                conn,
+                listener,
+                req,
+            };
+        }
+        // Bytes that arrived before the watch.
         ep.schedule();
         Ok(())
     }
 
-    /// Initiator work: TCP connect, Request, Reply, engine, `CONNECT_REPLY`.
-    fn connect(self: &Arc<Self>, qp: &QpLink, private_data: &[u8], ird: u16, ord: u16) {
-        let Some(id) = self.inner.lock().cm_id.take() else {
-            self.inner.lock().phase = Phase::Closed;
-            return;
-        };
+    /// Initiator work: starts the TCP connect; the socket reports progress.
+    fn connect_start(self: &Arc<Self>, qp: QpLink, private_data: KVec<u8>, ird: u16, ord: u16) {
         let p = iwcm::params();
         let local = LocalParams {
             rev: Revision::Rev2,
@@ -178,22 +342,103 @@ impl Endpoint {
                 read: true,
             }),
         };
-        let req = mpa::request(&local, private_data);
-        let reply = Socket::connect(&id.as_ref(), p.timeout_ms)
-            .map_err(SetupError::Io)
-            .and_then(|sock| {
-                sock.set_timeout(p.timeout_ms);
-                mpa_io::write(&sock, &req)?;
-                let reply = FrameBuf::read(&sock)?;
-                Ok((sock, reply))
-            });
-        let (sock, reply) = match reply {
-            Ok(r) => r,
-            Err(e) => return self.connect_failed(id, connect_status(e), &[]),
+        let mut inner = self.inner.lock();
+        let started = match &inner.cm_id {
+            Some(id) => Socket::connect_start(&id.as_ref()),
+            None => Err(EINVAL),
         };
+        let sock = match started {
+            Ok(s) => s,
+            Err(e) => {
+                drop(inner);
+                return self.connect_failed(connect_status(SetupError::Io(e)), &[]);
+            }
+        };
+        sock.set_timeout(p.timeout_ms);
+        let init = KBox::new(
+            Init {
+                qp,
+                private_data,
+                local,
+                conn: Watched::new(sock, self),
+                reply: FrameBuf::new(),
+            },
+            GFP_KERNEL,
+        );
+        let init = match init {
+            Ok(i) => i,
+            Err(_) => {
+                drop(inner);
+                return self.connect_failed(errno::connreset().to_errno(), &[]);
+            }
+        };
+        self.new_deadline(p.timeout_ms);
+        inner.phase = Phase::Connecting(init);
+        drop(inner);
+        // A connect that completed before the watch.
+        self.schedule();
+    }
+
+    /// Initiator work: the TCP connect finished, failed, or took too long.
+    fn connecting(self: &Arc<Self>, init: KBox<Init>) {
+        if self.event(EXPIRED) {
+            return self.init_failed(init, errno::timedout().to_errno());
+        }
+        match init.conn.sock().and_then(Socket::connected) {
+            Ok(false) => self.inner.lock().phase = Phase::Connecting(init),
+            Err(e) => self.init_failed(init, connect_status(SetupError::Io(e))),
+            Ok(true) => {
+                let req = mpa::request(&init.local, &init.private_data);
+                let sent = init
+                    .conn
+                    .sock()
+                    .map_err(SetupError::Io)
+                    .and_then(|s| mpa_io::write(s, &req));
+                if let Err(e) = sent {
+                    return self.init_failed(init, connect_status(e));
+                }
+                {
+                    let _inner = self.inner.lock();
+                    self.new_deadline(iwcm::params().timeout_ms);
+                }
+                self.await_reply(init)
+            }
+        }
+    }
+
+    /// Initiator work: collects the Reply; once whole, checks it, starts the
+    /// engine and reports `CONNECT_REPLY`.
+    fn await_reply(self: &Arc<Self>, mut init: KBox<Init>) {
+        if self.event(EXPIRED) {
+            return self.init_failed(init, errno::timedout().to_errno());
+        }
+        let Init {
+            conn, reply: buf, ..
+        } = &mut *init;
+        let got = conn.sock().map_err(SetupError::Io);
+        match got.and_then(|s| buf.fill(s)) {
+            Ok(false) => return self.inner.lock().phase = Phase::AwaitReply(init),
+            Err(e) => return self.init_failed(init, connect_status(e)),
+            Ok(true) => {}
+        }
+        let Init {
+            qp,
+            private_data,
+            local,
+            conn,
+            reply,
+        } = KBox::into_inner(init);
+        self.end_deadline_locked();
+        let Some(sock) = conn.release() else {
+            return self.connect_failed(errno::connreset().to_errno(), &[]);
+        };
+        let req = mpa::request(&local, &private_data);
         let rep = match FrameRepr::parse_bytes(reply.bytes(), FrameKind::Reply) {
             Ok(r) => r,
-            Err(_) => return self.connect_failed(id, errno::connreset().to_errno(), &[]),
+            Err(_) => {
+                sock.shutdown(true);
+                return self.connect_failed(errno::connreset().to_errno(), &[]);
+            }
         };
         let params = match mpa::complete(&local, &req, &rep) {
             Ok(params) => params,
@@ -203,7 +448,7 @@ impl Endpoint {
                     .private_data
                     .get(..255.min(rep.private_data.len()))
                     .unwrap_or(&[]);
-                return self.connect_failed(id, errno::connrefused().to_errno(), pd);
+                return self.connect_failed(errno::connrefused().to_errno(), pd);
             }
             Err(e) => {
                 pr_info!("MPA Reply refused: {:?}\n", e);
@@ -214,14 +459,19 @@ impl Endpoint {
                 } else {
                     sock.shutdown(true);
                 }
-                return self.connect_failed(id, errno::connreset().to_errno(), &[]);
+                return self.connect_failed(errno::connreset().to_errno(), &[]);
             }
         };
         // iw_cm_event counts private data in a u8: refuse, never truncate.
         if rep.private_data.len() > usize::from(u8::MAX) {
             sock.shutdown(true);
-            return self.connect_failed(id, errno::connreset().to_errno(), &[]);
+            return self.connect_failed(errno::connreset().to_errno(), &[]);
         }
+        let Some(id) = self.inner.lock().cm_id.take() else {
+            sock.shutdown(true);
+            self.inner.lock().phase = Phase::Closed;
+            return;
+        };
         let setup = Setup {
             params,
             initiator: true,
@@ -229,7 +479,7 @@ impl Endpoint {
         };
         let stream = match Stream::new(sock, self.clone()) {
             Ok(s) => s,
-            Err(e) => return self.connect_failed(id, e.to_errno(), &[]),
+            Err(e) => return self.report_connect_failed(id, e.to_errno(), &[]),
         };
         let data = EventData {
             status: 0,
@@ -237,9 +487,26 @@ impl Endpoint {
             ird: event_depth(params.ird),
             ord: event_depth(params.ord),
         };
-        if let Err((id, e)) = self.establish(id, stream, qp, &setup, Event::ConnectReply, &data) {
-            self.connect_failed(id, e.to_errno(), &[]);
+        if let Err((id, e)) = self.establish(id, stream, &qp, &setup, Event::ConnectReply, &data) {
+            self.report_connect_failed(id, e.to_errno(), &[]);
         }
+    }
+
+    /// Ends the deadline under the phase lock.
+    fn end_deadline_locked(&self) {
+        let _inner = self.inner.lock();
+        self.end_deadline();
+    }
+
+    /// Initiator: the setup failed before the Reply was whole; resets the
+    /// connection and reports `status`.
+    fn init_failed(&self, init: KBox<Init>, status: i32) {
+        let Init { conn, .. } = KBox::into_inner(init);
+        if let Some(sock) = conn.release() {
+            sock.shutdown(true);
+        }
+        self.end_deadline_locked();
+        self.connect_failed(status, &[]);
     }
 
     /// Starts the engine and reports `ev` (`CONNECT_REPLY` or `ESTABLISHED`)
@@ -273,7 +540,16 @@ impl Endpoint {
     }
 
     /// Reports a failed connect and drops our cm_id reference.
-    fn connect_failed(&self, id: CmId, status: i32, private_data: &[u8]) {
+    fn connect_failed(&self, status: i32, private_data: &[u8]) {
+        let id = self.inner.lock().cm_id.take();
+        match id {
+            Some(id) => self.report_connect_failed(id, status, private_data),
+            None => self.inner.lock().phase = Phase::Closed,
+        }
+    }
+
+    /// Reports a failed connect on `id` and drops that reference.
+    fn report_connect_failed(&self, id: CmId, status: i32, private_data: &[u8]) {
         self.inner.lock().phase = Phase::Closed;
         let data = EventData {
             status,
@@ -283,20 +559,71 @@ impl Endpoint {
         let _ = id.event(Event::ConnectReply, None, &data);
     }
 
-    /// Responder work: reads and checks the Request, reports it.
-    fn read_request(self: &Arc<Self>, sock: Socket, listener: &Arc<Listener>) {
+    /// Responder work: collects the Request; once whole, checks it and
+    /// reports it.
+    fn await_request(
+        self: &Arc<Self>,
+        conn: Watched,
+        listener: Arc<Listener>,
+        mut req: KBox<FrameBuf>,
+    ) {
         let local = local_responder(0, 0);
-        sock.set_timeout(iwcm::params().timeout_ms);
-        let req = match FrameBuf::read(&sock) {
-            Ok(f) => f,
-            Err(e) => return self.refuse(sock, &local, None, e),
+        let expired = self.event(EXPIRED);
+        let got = if self.event(ABORT) {
+            Err(SetupError::Io(errno::canceled()))
+        } else if expired {
+            Err(SetupError::Io(EAGAIN))
+        } else {
+            conn.sock()
+                .map_err(SetupError::Io)
+                .and_then(|s| req.fill(s))
         };
+        if let Ok(false) = got {
+            // A stop or expiry that came while the phase was out queued
+            // another run.
+            self.inner.lock().phase = Phase::AwaitRequest {
+                conn,
+                listener,
+                req,
+            };
+            return;
+        }
+        self.end_deadline_locked();
+        let Some(sock) = conn.release() else {
+            self.inner.lock().phase = Phase::Closed;
+            return listener.forget(self);
+        };
+        if let Err(e) = got {
+            if expired {
+                sock.warn(
+                    warn::DEADLINE,
+                    c_str!("MPA Request not complete within mpa_timeout_ms: reset"),
+                );
+            }
+            return self.refuse(sock, &listener, &local, None, e);
+        }
+        // RFC 5044 §7.1.3: the initiator sends nothing after its Request
+        // until it has the Reply; bytes here are not FPDUs of this stream.
+        if sock.readable() {
+            sock.warn(
+                warn::EARLY,
+                c_str!("bytes after the MPA Request, before the Reply: reset"),
+            );
+            return self.refuse(
+                sock,
+                &listener,
+                &local,
+                None,
+                SetupError::Io(errno::proto()),
+            );
+        }
         let rev = match FrameRepr::parse_bytes(req.bytes(), FrameKind::Request) {
             // Markers are never inserted by rsiw (RFC 5044 §7.1.2 lets the
             // responder refuse), and private data must fit the event.
             Ok(r) if r.markers => {
                 return self.refuse(
                     sock,
+                    &listener,
                     &local,
                     Some(r.rev),
                     MpaError::MarkersUnsupported.into(),
@@ -305,20 +632,22 @@ impl Endpoint {
             Ok(r) if r.private_data.len() > usize::from(u8::MAX) => {
                 return self.refuse(
                     sock,
+                    &listener,
                     &local,
                     Some(r.rev),
                     MpaError::PrivateDataTooLong(0).into(),
                 )
             }
             Ok(r) => r.rev,
-            Err(e) => return self.refuse(sock, &local, None, e.into()),
-        };
-        let Ok(req) = KBox::new(req, GFP_KERNEL) else {
-            return self.refuse(sock, &local, Some(rev), SetupError::Io(ENOMEM));
+            Err(e) => return self.refuse(sock, &listener, &local, None, e.into()),
         };
         let mut inner = self.inner.lock();
-        inner.phase = Phase::Requested { sock, req };
-        let Phase::Requested { sock, req } = &inner.phase else {
+        inner.phase = Phase::Requested {
+            sock,
+            req,
+            listener: listener.clone(),
+        };
+        let Phase::Requested { sock, req, .. } = &inner.phase else {
             return;
         };
         // Parsed above; a second parse of the same bytes cannot fail.
@@ -344,27 +673,95 @@ impl Endpoint {
             if let Phase::Requested { sock, .. } = phase {
                 self.refuse(
                     sock,
+                    &listener,
                     &local,
                     Some(rev),
                     SetupError::Io(errno::connrefused()),
                 );
             }
+            return;
+        }
+        // A request nobody answers does not hold its connection for ever.
+        self.new_deadline(iwcm::params().accept_timeout_ms);
+    }
+
+    /// Work: a reported request that was neither accepted nor rejected
+    /// within `mpa_accept_timeout_ms` is refused (a Reject Reply, then a
+    /// FIN); a later `iw_accept` gets `EINVAL`.
+    fn accept_expired(&self) {
+        let mut inner = self.inner.lock();
+        if !self.event(EXPIRED) || !matches!(inner.phase, Phase::Requested { .. }) {
+            return;
+        }
+        self.end_deadline();
+        let phase = core::mem::replace(&mut inner.phase, Phase::Closed);
+        drop(inner);
+        if let Phase::Requested {
+            sock,
+            req,
+            listener,
+        } = phase
+        {
+            sock.warn(
+                warn::UNANSWERED,
+                c_str!("connection request not accepted within mpa_accept_timeout_ms: refused"),
+            );
+            let rev = FrameRepr::parse_bytes(req.bytes(), FrameKind::Request)
+                .map(|r| r.rev)
+                .ok();
+            self.refuse(
+                sock,
+                &listener,
+                &local_responder(0, 0),
+                rev,
+                SetupError::Io(errno::timedout()),
+            );
         }
     }
 
-    /// Responder: closes a connection whose Request is not acceptable, with
-    /// a Reject Reply unless the peer does not speak MPA at all.
-    fn refuse(&self, sock: Socket, local: &LocalParams, rev: Option<Revision>, why: SetupError) {
+    /// Responder: closes a connection whose Request is not acceptable (or
+    /// not answered), with a Reject Reply unless the peer does not speak MPA
+    /// at all, and takes it off the listener's count.
+    fn refuse(
+        &self,
+        sock: Socket,
+        listener: &Arc<Listener>,
+        local: &LocalParams,
+        rev: Option<Revision>,
+        why: SetupError,
+    ) {
         self.inner.lock().phase = Phase::Closed;
-        let speaks_mpa = !matches!(
-            why,
-            SetupError::Io(_) | SetupError::Mpa(MpaError::BadKey | MpaError::Truncated { .. })
-        );
+        listener.forget(self);
+        let speaks_mpa = match why {
+            SetupError::Io(e) => e == errno::connrefused() || e == errno::timedout(),
+            SetupError::Mpa(MpaError::BadKey | MpaError::Truncated { .. }) => false,
+            SetupError::Mpa(_) => true,
+        };
         if speaks_mpa {
             // RFC 5044 §7.1.1: the R bit tells the initiator why we close.
             let _ = mpa_io::write(&sock, &mpa::reject_reply(local, rev, &[]));
         }
         sock.shutdown(!speaks_mpa);
+    }
+
+    /// Takes a reported request for `iw_accept`/`iw_reject`: its deadline is
+    /// off and it no longer counts against the listener.
+    fn take_request(&self) -> Option<(Socket, KBox<FrameBuf>)> {
+        let mut inner = self.inner.lock();
+        let phase = core::mem::replace(&mut inner.phase, Phase::Busy);
+        let Phase::Requested {
+            sock,
+            req,
+            listener,
+        } = phase
+        else {
+            inner.phase = phase;
+            return None;
+        };
+        self.end_deadline();
+        drop(inner);
+        listener.forget(self);
+        Some((sock, req))
     }
 
     /// `iw_accept`: answers the Request with a Reply, starts the engine on
@@ -375,12 +772,18 @@ impl Endpoint {
         id: &CmIdRef<'_>,
         param: &ConnParam<'_>,
     ) -> Result {
-        let phase = core::mem::replace(&mut self.inner.lock().phase, Phase::Busy);
-        let Phase::Requested { sock, req } = phase else {
-            self.inner.lock().phase = phase;
-            return Err(EINVAL);
-        };
+        let (sock, req) = self.take_request().ok_or(EINVAL)?;
         let local = local_responder(param.ird, param.ord);
+        // RFC 5044 §7.1.3: nothing may come before the initiator has our Reply.
+        if sock.readable() {
+            sock.warn(
+                warn::EARLY,
+                c_str!("bytes after the MPA Request, before the Reply: reset"),
+            );
+            self.inner.lock().phase = Phase::Closed;
+            sock.shutdown(true);
+            return Err(errno::connreset());
+        }
         let r = FrameRepr::parse_bytes(req.bytes(), FrameKind::Request).map_err(|_| EINVAL);
         let r = r.and_then(|r| {
             let qp = qp_link::lookup(dev, param.qpn)?;
@@ -417,10 +820,10 @@ impl Endpoint {
     /// `iw_reject`: a Reply with the Reject bit and the ULP's private data,
     /// then an orderly close (RFC 5044 §7.1.1).
     pub(crate) fn reject(&self, private_data: &[u8]) -> Result {
-        let phase = core::mem::replace(&mut self.inner.lock().phase, Phase::Closed);
-        let Phase::Requested { sock, req } = phase else {
+        let Some((sock, req)) = self.take_request() else {
             return Ok(());
         };
+        self.inner.lock().phase = Phase::Closed;
         let rev = FrameRepr::parse_bytes(req.bytes(), FrameKind::Request)
             .map(|r| r.rev)
             .ok();
@@ -433,21 +836,21 @@ impl Endpoint {
     /// The socket closed under an established stream (softirq): the work
     /// item reports it.
     pub(crate) fn stream_closed(self: &Arc<Self>, _abortive: bool) {
-        self.closing.fetch_or(PEER, Ordering::AcqRel);
+        self.events.fetch_or(PEER, Ordering::AcqRel);
         self.schedule();
     }
 
     /// The local side closes the stream (the ULP's disconnect through
     /// `modify_qp`, or the engine after an error).
     pub(crate) fn local_closed(self: &Arc<Self>) {
-        self.closing.fetch_or(LOCAL, Ordering::AcqRel);
+        self.events.fetch_or(LOCAL, Ordering::AcqRel);
         self.schedule();
     }
 
     /// Work: reports the close once: `DISCONNECT` if the peer closed first,
     /// then `CLOSE`; drops the cm_id and its stream reference.
     fn close(&self) {
-        let bits = self.closing.swap(0, Ordering::AcqRel);
+        let bits = self.events.fetch_and(!(PEER | LOCAL), Ordering::AcqRel) & (PEER | LOCAL);
         if bits == 0 {
             return;
         }

@@ -23,11 +23,17 @@ use kernel::{
     workqueue::{Work, WorkItem},
 };
 
-/// The fields [`Listener::inner`] protects; all `None` once stopped.
+/// The fields [`Listener::inner`] protects; all `None` (and `pending`
+/// empty) once stopped.
 struct ListenInner {
     sock: Option<Socket>,
     watch: Option<ListenWatch>,
     cm_id: Option<CmId>,
+    /// Connections in MPA setup: their Request being read, or reported and
+    /// awaiting `iw_accept`/`iw_reject`; a free slot is `None`.
+    pending: KVec<Option<Arc<Endpoint>>>,
+    /// The `Some` slots of `pending`: at most `mpa_max_pending`.
+    n_pending: usize,
 }
 
 /// A listening cm_id: its TCP listener and the work item that accepts.
@@ -58,7 +64,7 @@ impl WorkItem for Listener {
             };
             match next {
                 Ok(Some(sock)) => {
-                    // On failure the connection is simply closed (dropped).
+                    // On failure the connection is closed (reset or dropped).
                     let _ = Endpoint::start_responder(sock, this.clone());
                 }
                 Ok(None) => return,
@@ -77,6 +83,48 @@ impl Listener {
         let _ = cm_queue().enqueue(self);
     }
 
+    /// Registers a new connection in MPA setup made by `make`, unless the
+    /// listener stopped (`ECONNREFUSED`) or `max` connections are in setup
+    /// already (`Ok(None)`).
+    pub(crate) fn admit(
+        &self,
+        max: u32,
+        make: impl FnOnce() -> Result<Arc<Endpoint>>,
+    ) -> Result<Option<Arc<Endpoint>>> {
+        let mut inner = self.inner.lock();
+        if inner.cm_id.is_none() {
+            return Err(errno::connrefused());
+        }
+        if inner.n_pending >= max as usize {
+            return Ok(None);
+        }
+        let ep = make()?;
+        match inner.pending.iter_mut().find(|slot| slot.is_none()) {
+            Some(slot) => *slot = Some(ep.clone()),
+            None => inner.pending.push(Some(ep.clone()), GFP_KERNEL)?,
+        }
+        inner.n_pending += 1;
+        Ok(Some(ep))
+    }
+
+    /// A connection left MPA setup (refused, accepted, rejected, timed out).
+    pub(crate) fn forget(&self, ep: &Endpoint) {
+        let gone = {
+            let mut inner = self.inner.lock();
+            let slot = inner
+                .pending
+                .iter_mut()
+                .find(|p| p.as_ref().is_some_and(|p| core::ptr::eq(&**p, ep)));
+            let gone = slot.and_then(Option::take);
+            if gone.is_some() {
+                inner.n_pending -= 1;
+            }
+            gone
+        };
+        // The reference drops outside the lock.
+        drop(gone);
+    }
+
     /// Reports a connection request unless the listener stopped.
     fn connect_request(&self, ep: Arc<Endpoint>, sock: &Socket, data: &EventData<'_>) -> Result {
         let inner = self.inner.lock();
@@ -87,17 +135,25 @@ impl Listener {
     }
 
     /// Stops accepting: restores the socket's callbacks, closes it (and the
-    /// connections not yet accepted) and drops the cm_id reference.
+    /// connections not yet accepted), drops the cm_id reference and has every
+    /// connection whose Request is still being read reset by its work item.
+    /// Waits for none of them; reported requests stay for their cm_ids.
     fn stop(&self) {
-        let (sock, watch, id) = {
+        let (sock, watch, id, pending) = {
             let mut inner = self.inner.lock();
-            (inner.sock.take(), inner.watch.take(), inner.cm_id.take())
+            (inner.sock.take(), inner.watch.take(), inner.cm_id.take(), {
+                inner.n_pending = 0;
+                core::mem::take(&mut inner.pending)
+            })
         };
         if let (Some(sock), Some(watch)) = (&sock, watch) {
-            let _ = sock.unwatch_listen(watch);
+            let _ = sock.unwatch(watch);
         }
         drop(sock);
         drop(id);
+        for ep in pending.iter().flatten() {
+            ep.abort();
+        }
     }
 }
 
@@ -112,6 +168,8 @@ pub(crate) fn create_listen(id: &CmIdRef<'_>, backlog: i32) -> Result {
                     sock: None,
                     watch: None,
                     cm_id: Some(id.get()),
+                    pending: KVec::new(),
+                    n_pending: 0,
                 },
                 "rsiw_cm_listener"
             ),

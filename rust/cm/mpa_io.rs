@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! MPA Request/Reply frames over a kernel socket (RFC 5044 §7.1, RFC 6581 §4):
-//! read exactly one frame, never a byte of the FPDUs after it; write one frame;
-//! the Terminate that refuses a complete but unusable Reply.
+//! collect exactly one frame from what arrives, never a byte of the FPDUs
+//! after it and never waiting for it; write one frame; the Terminate that
+//! refuses a complete but unusable Reply.
 
 use crate::{
-    ffi::{crc::KernelCrc32c, sock::Socket},
+    ffi::{
+        crc::KernelCrc32c,
+        sock::{errno, Socket},
+    },
     proto::{
         mpa::{self, FrameRepr, MpaError, HEADER_LEN, MAX_FRAME_LEN},
         rdmap::{Header, Opcode},
@@ -35,31 +39,48 @@ impl From<MpaError> for SetupError {
     }
 }
 
-/// One received frame, as it arrived.
+/// One frame being received, then as it arrived.
 pub(crate) struct FrameBuf {
     buf: [u8; MAX_FRAME_LEN],
+    /// Octets received so far.
     len: usize,
 }
 
 impl FrameBuf {
-    /// Reads one frame: the header first, so that a bad key, Rev or
-    /// PD_Length (RFC 5044 §7.1.1: above 512 closes the connection) is
-    /// refused before waiting for private data.
-    pub(crate) fn read(sock: &Socket) -> Result<Self, SetupError> {
-        let mut f = Self {
+    /// Nothing received yet.
+    pub(crate) fn new() -> Self {
+        Self {
             buf: [0; MAX_FRAME_LEN],
             len: 0,
-        };
-        let head = f.buf.get_mut(..HEADER_LEN).ok_or(EINVAL)?;
-        sock.recv_exact(head)?;
-        let len = mpa::frame_len(head)?.ok_or(EINVAL)?;
-        let rest = f.buf.get_mut(HEADER_LEN..len).ok_or(EINVAL)?;
-        sock.recv_exact(rest)?;
-        f.len = len;
-        Ok(f)
+        }
     }
 
-    /// The frame's bytes.
+    /// Takes what the socket holds of the frame, without waiting and never
+    /// past the frame's end: the header first, so that a bad key, Rev or
+    /// PD_Length (RFC 5044 §7.1.1: above 512 closes the connection) is
+    /// refused before any private data. `Ok(true)` once the frame is whole,
+    /// `Ok(false)` when the rest has not arrived yet; the peer's FIN before
+    /// the end is `ECONNRESET`.
+    pub(crate) fn fill(&mut self, sock: &Socket) -> Result<bool, SetupError> {
+        loop {
+            let want = match self.buf.get(..HEADER_LEN) {
+                Some(head) if self.len >= HEADER_LEN => mpa::frame_len(head)?.ok_or(EINVAL)?,
+                _ => HEADER_LEN,
+            };
+            if self.len >= want {
+                return Ok(true);
+            }
+            let dst = self.buf.get_mut(self.len..want).ok_or(EINVAL)?;
+            match sock.recv_now(dst) {
+                Ok(0) => return Err(SetupError::Io(errno::connreset())),
+                Ok(n) => self.len += n,
+                Err(e) if e == EAGAIN => return Ok(false),
+                Err(e) => return Err(SetupError::Io(e)),
+            }
+        }
+    }
+
+    /// The frame's bytes (once [`FrameBuf::fill`] said it is whole).
     pub(crate) fn bytes(&self) -> &[u8] {
         self.buf.get(..self.len).unwrap_or(&[])
     }

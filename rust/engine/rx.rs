@@ -15,8 +15,8 @@ use crate::{
         atomic::AtomicOp,
         ddp::Buffer,
         rdmap::Opcode,
-        rx::{HeaderInfo, Placement, RdmapHeader, RxParser, RxSink, SegmentEnd},
-        terminate::{TermCause, TerminateRepr},
+        rx::{HeaderInfo, Placement, RdmapHeader, RxError, RxParser, RxSink, SegmentEnd},
+        terminate::TermCause,
     },
     qp::{QpEvent, RecvWqe},
 };
@@ -675,13 +675,13 @@ impl Engine {
                     }
                     Err(e) => {
                         ctx.dead = true;
-                        Some((e.terminate, ctx.recv.take()))
+                        Some((e, ctx.recv.take()))
                     }
                 }
             };
             self.run_deferred();
-            if let Some((t, recv)) = failed {
-                self.rx_failed(t, recv);
+            if let Some((e, recv)) = failed {
+                self.rx_failed(e, recv);
                 break;
             }
         }
@@ -730,8 +730,10 @@ impl Engine {
     }
 
     /// A stream error found by RX: complete the receive in progress, send
-    /// the Terminate, QP to ERROR.
-    fn rx_failed(self: &Arc<Self>, t: TerminateRepr, recv: Option<Recv>) {
+    /// the Terminate (none when the peer's own Terminate was in error: RFC
+    /// 5040 §7.2, it only ends the stream), QP to ERROR.
+    fn rx_failed(self: &Arc<Self>, e: RxError, recv: Option<Recv>) {
+        let t = e.terminate;
         if let Some(r) = recv {
             let status = if t.cause == TermCause::DDP_MESSAGE_TOO_LONG {
                 WcStatus::LocLenErr
@@ -741,8 +743,17 @@ impl Engine {
             self.qp
                 .rq_complete(&r.wqe, status, 0, WcFlags::NONE, 0, false);
         }
-        pr_info!("qp {}: sending Terminate {:?}\n", self.qp.num(), t.cause);
-        self.fail(Some(t));
+        if e.reply {
+            pr_info!("qp {}: sending Terminate {:?}\n", self.qp.num(), t.cause);
+            self.fail(Some(t));
+        } else {
+            pr_info!(
+                "qp {}: peer sent a Terminate in error ({:?}): closing without a Terminate\n",
+                self.qp.num(),
+                t.cause
+            );
+            self.fail(None);
+        }
     }
 
     /// The peer sent a Terminate (RFC 5040 §5.3): the oldest unfinished

@@ -245,3 +245,29 @@ unsafe extern "C" fn rsiw_rust_stream_closed(ctx: *const c_void, abortive: bool)
     let a = unsafe { <Arc<Attached> as ForeignOwnable>::borrow(ctx) };
     a.closed(abortive);
 }
+
+/// A connection in MPA setup received bytes or changed state (connected,
+/// refused, reset, FIN). Softirq (or process context, bottom halves off).
+///
+/// # Safety
+///
+/// `ctx` is the `Arc<Endpoint>` a handshake watch installed, valid until
+/// unwatched.
+#[no_mangle]
+unsafe extern "C" fn rsiw_rust_handshake_event(ctx: *const c_void) {
+    // SAFETY: as in `rsiw_rust_listen_ready`.
+    let ep = unsafe { <Arc<cm::Endpoint> as ForeignOwnable>::borrow(ctx) };
+    Arc::from(ep).handshake_event();
+}
+
+/// A handshake deadline passed (timer, softirq).
+///
+/// # Safety
+///
+/// `ctx` is the context the deadline was armed with; its reference is
+/// handed over.
+#[no_mangle]
+unsafe extern "C" fn rsiw_rust_deadline_fired(ctx: *const c_void) {
+    // SAFETY: per the function's safety requirements.
+    unsafe { super::deadline::fired(ctx) }
+}

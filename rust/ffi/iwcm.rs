@@ -292,8 +292,13 @@ pub(crate) struct CmParams {
     pub(crate) crc: bool,
     /// Initiator: ask for the peer-to-peer model (RTR).
     pub(crate) peer_to_peer: bool,
-    /// Limit on connect and each MPA frame transfer, in ms (at least 100).
+    /// Limit on the TCP connect and on each whole MPA frame, in ms (at least 100).
     pub(crate) timeout_ms: u32,
+    /// Limit from a reported connection request to its accept or reject, in
+    /// ms (0: none).
+    pub(crate) accept_timeout_ms: u32,
+    /// Most connections per listener in MPA setup or awaiting the ULP.
+    pub(crate) max_pending: u32,
     /// Responder: execute draft-03's Atomic Swap (AOpCode 0x1).
     pub(crate) draft_swap: bool,
 }
@@ -307,6 +312,8 @@ pub(crate) fn params() -> CmParams {
         crc: p.crc,
         peer_to_peer: p.peer_to_peer,
         timeout_ms: p.timeout_ms,
+        accept_timeout_ms: p.accept_timeout_ms,
+        max_pending: p.max_pending,
         draft_swap: p.draft_swap,
     }
 }

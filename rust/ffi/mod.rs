@@ -10,6 +10,7 @@ mod callbacks_obj;
 mod callbacks_uq;
 pub(crate) mod cq;
 pub(crate) mod crc;
+pub(crate) mod deadline;
 pub(crate) mod ib;
 pub(crate) mod iwcm;
 pub(crate) mod lock;

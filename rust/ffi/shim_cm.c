@@ -5,6 +5,9 @@
  * space and close to Rust, the CM work queue, and iw_cm event delivery.
  */
 #include <linux/module.h>
+#include <linux/ratelimit.h>
+#include <linux/slab.h>
+#include <linux/timer.h>
 #include <linux/workqueue.h>
 #include <net/tcp.h>
 #include "shim.h"
@@ -19,7 +22,15 @@ MODULE_PARM_DESC(mpa_peer_to_peer, "As initiator, ask for the RFC 6581 peer-to-p
 
 static unsigned int mpa_timeout_ms = 10000;
 module_param(mpa_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(mpa_timeout_ms, "Limit on TCP connect and on each MPA Request/Reply send or receive, in ms");
+MODULE_PARM_DESC(mpa_timeout_ms, "Limit on the TCP connect and on each whole MPA Request/Reply frame, from its first octet awaited to its last received, in ms");
+
+static unsigned int mpa_accept_timeout_ms = 60000;
+module_param(mpa_accept_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(mpa_accept_timeout_ms, "Limit on the time from a connection request reported to the ULP to its accept or reject, in ms; the connection is then refused (0: no limit)");
+
+static unsigned int mpa_max_pending = 1024;
+module_param(mpa_max_pending, uint, 0644);
+MODULE_PARM_DESC(mpa_max_pending, "Most connections per listener whose MPA Request is being read or awaits the ULP's accept or reject; more are reset");
 
 static bool draft_swap;
 module_param(draft_swap, bool, 0644);
@@ -30,7 +41,27 @@ void rsiw_shim_cm_params(struct rsiw_cm_params *p)
 	p->crc = READ_ONCE(mpa_crc);
 	p->peer_to_peer = READ_ONCE(mpa_peer_to_peer);
 	p->timeout_ms = max(READ_ONCE(mpa_timeout_ms), 100U);
+	p->accept_timeout_ms = READ_ONCE(mpa_accept_timeout_ms);
+	p->max_pending = max(READ_ONCE(mpa_max_pending), 1U);
 	p->draft_swap = READ_ONCE(draft_swap);
+}
+
+/* A line about a refused peer, with its address; rate-limited per class (10
+ * lines per 5 s each), so that a flood of one kind hides no other.
+ */
+void rsiw_shim_sock_warn(struct socket *s, unsigned int class, const char *msg)
+{
+	static struct ratelimit_state rs[RSIW_WARN_CLASSES] = {
+		[0 ... RSIW_WARN_CLASSES - 1] = RATELIMIT_STATE_INIT(rs, 5 * HZ, 10),
+	};
+	struct sockaddr_storage peer = {};
+
+	if (!__ratelimit(&rs[min(class, RSIW_WARN_CLASSES - 1U)]))
+		return;
+	if (kernel_getpeername(s, (struct sockaddr *)&peer) < 0)
+		pr_warn("rsiw: peer (unknown): %s\n", msg);
+	else
+		pr_warn("rsiw: peer %pISpc: %s\n", &peer, msg);
 }
 
 /* MPA exchange and teardown work; destroyed (and drained) at unload. */
@@ -42,8 +73,11 @@ int rsiw_shim_cm_init(void)
 	return rsiw_cm_wq ? 0 : -ENOMEM;
 }
 
+static void rsiw_deadlines_shutdown(void);
+
 void rsiw_shim_cm_exit(void)
 {
+	rsiw_deadlines_shutdown();
 	if (rsiw_cm_wq)
 		destroy_workqueue(rsiw_cm_wq);
 	rsiw_cm_wq = NULL;
@@ -160,8 +194,7 @@ int rsiw_shim_sock_accept(struct socket *lsock,
 	return 0;
 }
 
-int rsiw_shim_sock_connect(struct iw_cm_id *id, unsigned int timeout_ms,
-			   struct socket **out)
+int rsiw_shim_sock_connect_start(struct iw_cm_id *id, struct socket **out)
 {
 	struct sockaddr_storage *laddr = &id->m_local_addr;
 	struct sockaddr_storage *raddr = &id->m_remote_addr;
@@ -179,19 +212,41 @@ int rsiw_shim_sock_connect(struct iw_cm_id *id, unsigned int timeout_ms,
 	rv = kernel_bind(s, (struct sockaddr *)laddr, len);
 	if (rv)
 		goto err;
-	rsiw_shim_sock_set_timeout(s, timeout_ms);
 	tcp_sock_set_nodelay(s->sk);
-	/* Blocking connect, bounded by sk_sndtimeo; -EINPROGRESS means it expired. */
-	rv = kernel_connect(s, (struct sockaddr *)raddr, len, 0);
-	if (rv == -EINPROGRESS)
-		rv = -ETIMEDOUT;
-	if (rv)
+	/* Never waits: the handshake watch reports the outcome. */
+	rv = kernel_connect(s, (struct sockaddr *)raddr, len, O_NONBLOCK);
+	if (rv && rv != -EINPROGRESS)
 		goto err;
 	*out = s;
 	return 0;
 err:
 	sock_release(s);
 	return rv;
+}
+
+int rsiw_shim_sock_connected(struct socket *s)
+{
+	struct sock *sk = s->sk;
+	int err = sock_error(sk);
+
+	if (err)
+		return err;
+	switch (READ_ONCE(sk->sk_state)) {
+	case TCP_SYN_SENT:
+	case TCP_SYN_RECV:
+		return 0;
+	case TCP_ESTABLISHED:
+	case TCP_CLOSE_WAIT:
+		/* A FIN already in is seen by the first read. */
+		return 1;
+	default:
+		return -ECONNRESET;
+	}
+}
+
+bool rsiw_shim_sock_readable(struct socket *s)
+{
+	return tcp_inq(s->sk) > 0;
 }
 
 void rsiw_shim_sock_set_timeout(struct socket *s, unsigned int ms)
@@ -231,14 +286,15 @@ void rsiw_shim_sock_push(struct socket *s)
 	tcp_sock_set_cork(s->sk, false);
 }
 
-int rsiw_shim_sock_recv(struct socket *s, void *buf, size_t len)
+int rsiw_shim_sock_recv(struct socket *s, void *buf, size_t len, bool block)
 {
 	struct kvec vec = { .iov_base = buf, .iov_len = len };
 	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	int flags = MSG_NOSIGNAL | (block ? 0 : MSG_DONTWAIT);
 
 	if (len > INT_MAX)
 		return -EMSGSIZE;
-	return kernel_recvmsg(s, &msg, &vec, 1, len, MSG_NOSIGNAL);
+	return kernel_recvmsg(s, &msg, &vec, 1, len, flags);
 }
 
 void rsiw_shim_sock_shutdown(struct socket *s, bool abortive)
@@ -272,16 +328,30 @@ int rsiw_shim_sock_names(struct socket *s, struct sockaddr_storage *local,
 	return rv < 0 ? rv : 0;
 }
 
-/* Listening socket: a connection is ready to accept. Softirq. */
-static void rsiw_listen_data_ready(struct sock *sk)
+/* Calls @fn with the socket's context, if it still has one. */
+static void rsiw_ctx_call(struct sock *sk, void (*fn)(const void *ctx))
 {
 	const void *ctx;
 
 	read_lock_bh(&sk->sk_callback_lock);
 	ctx = rsiw_get_ctx(sk);
 	if (ctx)
-		rsiw_rust_listen_ready(ctx);
+		fn(ctx);
 	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Listening socket: a connection is ready to accept. Softirq. */
+static void rsiw_listen_data_ready(struct sock *sk)
+{
+	rsiw_ctx_call(sk, rsiw_rust_listen_ready);
+}
+
+/* A connection in MPA setup: bytes arrived or its state changed (connected,
+ * refused, reset, FIN). Softirq, or process context with bottom halves off.
+ */
+static void rsiw_handshake_event(struct sock *sk)
+{
+	rsiw_ctx_call(sk, rsiw_rust_handshake_event);
 }
 
 static int rsiw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
@@ -358,8 +428,8 @@ static void rsiw_stream_state_change(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
-static void rsiw_watch(struct socket *s, const void *ctx,
-		       struct rsiw_sk_saved *saved, bool listen)
+void rsiw_shim_sock_watch(struct socket *s, const void *ctx,
+			  struct rsiw_sk_saved *saved, unsigned int kind)
 {
 	struct sock *sk = s->sk;
 
@@ -367,27 +437,22 @@ static void rsiw_watch(struct socket *s, const void *ctx,
 	saved->data_ready = sk->sk_data_ready;
 	saved->write_space = sk->sk_write_space;
 	saved->state_change = sk->sk_state_change;
-	if (listen) {
+	switch (kind) {
+	case RSIW_WATCH_LISTEN:
 		sk->sk_data_ready = rsiw_listen_data_ready;
-	} else {
+		break;
+	case RSIW_WATCH_STREAM:
 		sk->sk_data_ready = rsiw_stream_data_ready;
 		sk->sk_write_space = rsiw_stream_write_space;
 		sk->sk_state_change = rsiw_stream_state_change;
+		break;
+	case RSIW_WATCH_HANDSHAKE:
+		sk->sk_data_ready = rsiw_handshake_event;
+		sk->sk_state_change = rsiw_handshake_event;
+		break;
 	}
 	rsiw_set_ctx(sk, ctx);
 	write_unlock_bh(&sk->sk_callback_lock);
-}
-
-void rsiw_shim_sock_watch_listen(struct socket *s, const void *ctx,
-				 struct rsiw_sk_saved *saved)
-{
-	rsiw_watch(s, ctx, saved, true);
-}
-
-void rsiw_shim_sock_watch_stream(struct socket *s, const void *ctx,
-				 struct rsiw_sk_saved *saved)
-{
-	rsiw_watch(s, ctx, saved, false);
 }
 
 void rsiw_shim_sock_unwatch(struct socket *s,
@@ -444,4 +509,82 @@ int rsiw_shim_iw_event(struct iw_cm_id *id, enum iw_cm_event_type type,
 	if (s)
 		rsiw_shim_sock_names(s, &ev.local_addr, &ev.remote_addr);
 	return id->event_handler(id, &ev);
+}
+
+/* A handshake deadline: a timer that hands its context to Rust once. */
+struct rsiw_deadline {
+	struct timer_list timer;
+	const void *ctx;
+	struct list_head node;
+};
+
+/* Every deadline, so that unload can stop a timer whose owner leaked. */
+static LIST_HEAD(rsiw_deadlines);
+static DEFINE_SPINLOCK(rsiw_deadlines_lock);
+
+static void rsiw_deadline_fire(struct timer_list *t)
+{
+	struct rsiw_deadline *d = from_timer(d, t, timer);
+
+	rsiw_rust_deadline_fired(d->ctx);
+}
+
+struct rsiw_deadline *rsiw_shim_deadline_new(void)
+{
+	struct rsiw_deadline *d = kzalloc(sizeof(*d), GFP_KERNEL);
+
+	if (!d)
+		return NULL;
+	timer_setup(&d->timer, rsiw_deadline_fire, 0);
+	spin_lock_bh(&rsiw_deadlines_lock);
+	list_add(&d->node, &rsiw_deadlines);
+	spin_unlock_bh(&rsiw_deadlines_lock);
+	return d;
+}
+
+void rsiw_shim_deadline_arm(struct rsiw_deadline *d, const void *ctx,
+			    unsigned int ms)
+{
+	d->ctx = ctx;
+	mod_timer(&d->timer, jiffies + msecs_to_jiffies(ms));
+}
+
+bool rsiw_shim_deadline_cancel(struct rsiw_deadline *d, const void **ctx)
+{
+	/* Waits for a running rsiw_deadline_fire(), which took its context. */
+	if (!timer_delete_sync(&d->timer))
+		return false;
+	*ctx = d->ctx;
+	return true;
+}
+
+void rsiw_shim_deadline_free(struct rsiw_deadline *d)
+{
+	/* An armed timer holds a reference on its owner: never armed here. */
+	WARN_ON_ONCE(timer_pending(&d->timer));
+	spin_lock_bh(&rsiw_deadlines_lock);
+	list_del(&d->node);
+	spin_unlock_bh(&rsiw_deadlines_lock);
+	kfree(d);
+}
+
+/*
+ * Unload, after every device is gone: every connection in setup was ended by
+ * its listener's stop or its cm_id, except one whose connection request the
+ * iw_cm dropped without a cm_id (allocation failure); its timer must not fire
+ * into the unloaded module. Its memory stays leaked, as before the deadline.
+ */
+static void rsiw_deadlines_shutdown(void)
+{
+	struct rsiw_deadline *d;
+	unsigned int n = 0;
+
+	spin_lock_bh(&rsiw_deadlines_lock);
+	list_for_each_entry(d, &rsiw_deadlines, node) {
+		if (timer_shutdown(&d->timer))
+			n++;
+	}
+	spin_unlock_bh(&rsiw_deadlines_lock);
+	if (n)
+		pr_warn("rsiw: %u connection setup deadlines armed at unload\n", n);
 }

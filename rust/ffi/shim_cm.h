@@ -30,8 +30,13 @@ struct rsiw_cm_params {
 	bool crc;
 	bool peer_to_peer;
 	unsigned int timeout_ms;
+	unsigned int accept_timeout_ms;
+	unsigned int max_pending;
 	bool draft_swap;
 };
+
+/* A handshake deadline (timer and context), allocated by the shim. */
+struct rsiw_deadline;
 
 /* The most buffers one rsiw_shim_sock_send() takes. */
 #define RSIW_SEND_MAX_BUFS 8
@@ -42,28 +47,45 @@ void rsiw_shim_cm_exit(void);
 struct workqueue_struct *rsiw_shim_cm_wq(void);
 void rsiw_shim_cm_params(struct rsiw_cm_params *p);
 
+/* --- handshake deadlines (rust/ffi/deadline.rs) --- */
+struct rsiw_deadline *rsiw_shim_deadline_new(void);
+void rsiw_shim_deadline_arm(struct rsiw_deadline *d, const void *ctx,
+			    unsigned int ms);
+bool rsiw_shim_deadline_cancel(struct rsiw_deadline *d, const void **ctx);
+void rsiw_shim_deadline_free(struct rsiw_deadline *d);
+
 /* --- sockets (rust/ffi/sock.rs) --- */
 int rsiw_shim_sock_listen(struct iw_cm_id *id, int backlog,
 			  struct socket **out);
 int rsiw_shim_sock_accept(struct socket *lsock,
 			  const struct rsiw_sk_saved *saved,
 			  struct socket **out);
-int rsiw_shim_sock_connect(struct iw_cm_id *id, unsigned int timeout_ms,
-			   struct socket **out);
+int rsiw_shim_sock_connect_start(struct iw_cm_id *id, struct socket **out);
+int rsiw_shim_sock_connected(struct socket *s);
+bool rsiw_shim_sock_readable(struct socket *s);
+/* Classes of lines about peers, each rate-limited on its own. */
+#define RSIW_WARN_CLASSES 4
+void rsiw_shim_sock_warn(struct socket *s, unsigned int class, const char *msg);
 void rsiw_shim_sock_set_timeout(struct socket *s, unsigned int ms);
 int rsiw_shim_sock_send(struct socket *s, const struct rsiw_buf *bufs,
 			size_t n, bool more, bool block);
 void rsiw_shim_sock_push(struct socket *s);
-int rsiw_shim_sock_recv(struct socket *s, void *buf, size_t len);
+int rsiw_shim_sock_recv(struct socket *s, void *buf, size_t len, bool block);
 void rsiw_shim_sock_shutdown(struct socket *s, bool abortive);
 void rsiw_shim_sock_release(struct socket *s);
 u32 rsiw_shim_sock_mss(struct socket *s);
 int rsiw_shim_sock_names(struct socket *s, struct sockaddr_storage *local,
 			 struct sockaddr_storage *peer);
-void rsiw_shim_sock_watch_listen(struct socket *s, const void *ctx,
-				 struct rsiw_sk_saved *saved);
-void rsiw_shim_sock_watch_stream(struct socket *s, const void *ctx,
-				 struct rsiw_sk_saved *saved);
+/* What a watch routes: a listener's ready connections (to
+ * rsiw_rust_listen_ready), a stream's bytes, write space and close
+ * (rsiw_rust_stream_*), or a connection in MPA setup's bytes and state
+ * changes (rsiw_rust_handshake_event).
+ */
+#define RSIW_WATCH_LISTEN 0
+#define RSIW_WATCH_STREAM 1
+#define RSIW_WATCH_HANDSHAKE 2
+void rsiw_shim_sock_watch(struct socket *s, const void *ctx,
+			  struct rsiw_sk_saved *saved, unsigned int kind);
 void rsiw_shim_sock_unwatch(struct socket *s,
 			    const struct rsiw_sk_saved *saved);
 void rsiw_shim_sock_drain(struct socket *s);
@@ -80,6 +102,8 @@ void rsiw_rust_listen_ready(const void *ctx);
 size_t rsiw_rust_stream_rx(const void *ctx, const u8 *data, size_t len);
 void rsiw_rust_stream_write_space(const void *ctx);
 void rsiw_rust_stream_closed(const void *ctx, bool abortive);
+void rsiw_rust_handshake_event(const void *ctx);
+void rsiw_rust_deadline_fired(const void *ctx);
 int rsiw_rust_iw_connect(struct iw_cm_id *id,
 			 struct iw_cm_conn_param *param);
 int rsiw_rust_iw_accept(struct iw_cm_id *id,

@@ -4,8 +4,11 @@
 //! socket callbacks that report received bytes, write space and closes.
 
 use super::{bindings, iwcm::CmIdRef};
-use crate::{cm::Listener, stream::Attached};
-use core::ptr::NonNull;
+use crate::{
+    cm::{Endpoint, Listener},
+    stream::Attached,
+};
+use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{error::to_result, ffi::c_void, prelude::*, sync::Arc, types::ForeignOwnable};
 
 /// Socket errnos the kernel crate has no constant for.
@@ -29,11 +32,22 @@ pub(crate) mod errno {
     pub(crate) fn timedout() -> Error {
         e(bindings::ETIMEDOUT)
     }
+    /// `ECANCELED`.
+    pub(crate) fn canceled() -> Error {
+        e(bindings::ECANCELED)
+    }
+    /// `EPROTO`.
+    pub(crate) fn proto() -> Error {
+        e(bindings::EPROTO)
+    }
     /// `ENETUNREACH` or `EHOSTUNREACH`.
     pub(crate) fn is_unreachable(err: Error) -> bool {
         err == e(bindings::ENETUNREACH) || err == e(bindings::EHOSTUNREACH)
     }
 }
+
+/// Classes of [`Socket::warn`] lines, each rate-limited on its own.
+pub(crate) const WARN_CLASSES: u32 = bindings::RSIW_WARN_CLASSES;
 
 /// The most buffers one [`Socket::send`] takes.
 pub(crate) const MAX_SEND_BUFS: usize = bindings::RSIW_SEND_MAX_BUFS as usize;
@@ -80,13 +94,41 @@ impl Socket {
         Self::from_out(rv, raw)
     }
 
-    /// A TCP connection from `id`'s local to its remote address; blocks for
-    /// at most `timeout_ms` (`ETIMEDOUT`), `ECONNREFUSED` on a RST.
-    pub(crate) fn connect(id: &CmIdRef<'_>, timeout_ms: u32) -> Result<Self> {
+    /// Starts a TCP connection from `id`'s local to its remote address
+    /// without waiting (`TCP_NODELAY` set); [`Socket::connected`] tells how
+    /// it went, a handshake watch when to ask.
+    pub(crate) fn connect_start(id: &CmIdRef<'_>) -> Result<Self> {
         let mut raw = core::ptr::null_mut();
         // SAFETY: `id` is a live cm_id; `raw` is writable.
-        let rv = unsafe { bindings::rsiw_shim_sock_connect(id.as_ptr(), timeout_ms, &mut raw) };
+        let rv = unsafe { bindings::rsiw_shim_sock_connect_start(id.as_ptr(), &mut raw) };
         Self::from_out(rv, raw)
+    }
+
+    /// A started connection: `Ok(true)` once connected, `Ok(false)` while in
+    /// progress, the socket error (`ECONNREFUSED` on a RST, unreachable …)
+    /// if it failed.
+    pub(crate) fn connected(&self) -> Result<bool> {
+        // SAFETY: `self` is live.
+        let rv = unsafe { bindings::rsiw_shim_sock_connected(self.ptr.as_ptr()) };
+        if rv < 0 {
+            Err(Error::from_errno(rv))
+        } else {
+            Ok(rv > 0)
+        }
+    }
+
+    /// Logs `msg` about the peer of this connection, with its address;
+    /// rate-limited per `class` (below [`WARN_CLASSES`]; 10 lines per 5 s
+    /// each), as a peer can cause them at will.
+    pub(crate) fn warn(&self, class: u32, msg: &kernel::str::CStr) {
+        // SAFETY: `self` is live; `msg` is NUL-terminated.
+        unsafe { bindings::rsiw_shim_sock_warn(self.ptr.as_ptr(), class, msg.as_char_ptr()) }
+    }
+
+    /// Whether received bytes wait to be read.
+    pub(crate) fn readable(&self) -> bool {
+        // SAFETY: `self` is live.
+        unsafe { bindings::rsiw_shim_sock_readable(self.ptr.as_ptr()) }
     }
 
     /// The next connection waiting on this listening socket, if any; its
@@ -163,29 +205,19 @@ impl Socket {
         Ok(())
     }
 
-    /// Receives into `buf`, blocking up to the receive timeout (`EAGAIN`);
-    /// `Ok(0)` is the peer's FIN.
-    pub(crate) fn recv(&self, buf: &mut [u8]) -> Result<usize> {
+    /// Receives what is there into `buf`, without waiting (`EAGAIN` when
+    /// nothing is); `Ok(0)` is the peer's FIN.
+    pub(crate) fn recv_now(&self, buf: &mut [u8]) -> Result<usize> {
         // SAFETY: `self` is live; `buf` is writable for its length.
         let rv = unsafe {
-            bindings::rsiw_shim_sock_recv(self.ptr.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
+            bindings::rsiw_shim_sock_recv(
+                self.ptr.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                false,
+            )
         };
         count(rv)
-    }
-
-    /// Fills `buf` completely; the peer's FIN before that is `ECONNRESET`.
-    pub(crate) fn recv_exact(&self, buf: &mut [u8]) -> Result {
-        let mut done = 0;
-        while let Some(rest) = buf.get_mut(done..) {
-            if rest.is_empty() {
-                break;
-            }
-            match self.recv(rest)? {
-                0 => return Err(errno::connreset()),
-                n => done += n,
-            }
-        }
-        Ok(())
     }
 
     /// Orderly shutdown (FIN), or abortive (RST, queued data dropped). May
@@ -206,66 +238,58 @@ impl Socket {
         self.ptr.as_ptr()
     }
 
-    /// Routes the listening socket's "connection ready" to
-    /// `rsiw_rust_listen_ready` with `ctx`, which the socket keeps until
-    /// [`Socket::unwatch_listen`].
-    pub(crate) fn watch_listen(&self, ctx: Arc<Listener>) -> ListenWatch {
+    /// Installs `kind`'s callbacks with `ctx`, which the socket keeps until
+    /// [`Socket::unwatch`].
+    fn watch<T: Send + Sync + 'static>(&self, ctx: Arc<T>, kind: u32) -> Watch<T> {
         let ctx = ctx.into_foreign();
         let mut saved = bindings::rsiw_sk_saved::default();
-        // SAFETY: `self` is live; `ctx` stays valid until `unwatch_listen`
-        // takes it back after restoring the callbacks.
-        unsafe { bindings::rsiw_shim_sock_watch_listen(self.ptr.as_ptr(), ctx, &mut saved) };
-        ListenWatch {
+        // SAFETY: `self` is live; `ctx` stays valid until `unwatch` takes it
+        // back after restoring the callbacks.
+        unsafe { bindings::rsiw_shim_sock_watch(self.ptr.as_ptr(), ctx, &mut saved, kind) };
+        // INVARIANT: `ctx` comes from `Arc<T>::into_foreign`.
+        Watch {
             saved,
             sock: self.ptr,
             ctx,
+            _ctx: PhantomData,
         }
     }
 
-    /// Restores the callbacks [`Socket::watch_listen`] replaced; no callback
-    /// runs after this returns. Gives back the context.
-    pub(crate) fn unwatch_listen(&self, w: ListenWatch) -> Result<Arc<Listener>> {
+    /// Restores the callbacks a `watch_*` replaced; no callback runs after
+    /// this returns. Gives back the context.
+    pub(crate) fn unwatch<T: Send + Sync + 'static>(&self, w: Watch<T>) -> Result<Arc<T>> {
         if w.sock != self.ptr {
             return Err(EINVAL);
         }
         // SAFETY: `self` is live; `w.saved` holds its previous callbacks.
         unsafe { bindings::rsiw_shim_sock_unwatch(self.ptr.as_ptr(), &w.saved) };
-        // SAFETY: `w.ctx` came from `Arc<Listener>::into_foreign` in
-        // `watch_listen`, and after the unwatch no callback borrows it.
-        Ok(unsafe { Arc::<Listener>::from_foreign(w.ctx) })
+        // SAFETY: `w.ctx` came from `Arc<T>::into_foreign` (type invariant),
+        // and after the unwatch no callback borrows it.
+        Ok(unsafe { Arc::<T>::from_foreign(w.ctx) })
+    }
+
+    /// Routes the listening socket's "connection ready" to
+    /// `rsiw_rust_listen_ready` with `ctx`.
+    pub(crate) fn watch_listen(&self, ctx: Arc<Listener>) -> ListenWatch {
+        self.watch(ctx, bindings::RSIW_WATCH_LISTEN)
+    }
+
+    /// Routes received bytes and state changes of a connection in MPA setup
+    /// to `rsiw_rust_handshake_event` with `ctx`.
+    pub(crate) fn watch_handshake(&self, ctx: Arc<Endpoint>) -> HandshakeWatch {
+        self.watch(ctx, bindings::RSIW_WATCH_HANDSHAKE)
     }
 
     /// Routes received bytes, write space and closes of a connected socket to
-    /// the `rsiw_rust_stream_*` callbacks (`ctx` is what they see), which the socket keeps
-    /// until [`Socket::unwatch_stream`]; then hands over the bytes and close
-    /// that arrived before.
+    /// the `rsiw_rust_stream_*` callbacks (`ctx` is what they see); then hands
+    /// over the bytes and close that arrived before.
     #[allow(dead_code)] // through Stream::attach, the engine's
     pub(crate) fn watch_stream(&self, ctx: Arc<Attached>) -> StreamWatch {
-        let ctx = ctx.into_foreign();
-        let mut saved = bindings::rsiw_sk_saved::default();
-        // SAFETY: `self` is live; `ctx` stays valid until `unwatch_stream`.
-        unsafe { bindings::rsiw_shim_sock_watch_stream(self.ptr.as_ptr(), ctx, &mut saved) };
+        let w = self.watch(ctx, bindings::RSIW_WATCH_STREAM);
         // SAFETY: `self` is live; process context (callers of watch_stream
         // are the CM's work items and verbs).
         unsafe { bindings::rsiw_shim_sock_drain(self.ptr.as_ptr()) };
-        StreamWatch {
-            saved,
-            sock: self.ptr,
-            ctx,
-        }
-    }
-
-    /// Restores the callbacks [`Socket::watch_stream`] replaced; no callback
-    /// runs after this returns. Gives back the context.
-    pub(crate) fn unwatch_stream(&self, w: StreamWatch) -> Result<Arc<Attached>> {
-        if w.sock != self.ptr {
-            return Err(EINVAL);
-        }
-        // SAFETY: `self` is live; `w.saved` holds its previous callbacks.
-        unsafe { bindings::rsiw_shim_sock_unwatch(self.ptr.as_ptr(), &w.saved) };
-        // SAFETY: `w.ctx` came from `Arc<Attached>::into_foreign` in
-        // `watch_stream`, and no callback borrows it any more.
-        Ok(unsafe { Arc::<Attached>::from_foreign(w.ctx) })
+        w
     }
 }
 
@@ -276,31 +300,30 @@ impl Drop for Socket {
     }
 }
 
-/// A listening socket's replaced callbacks and its context (an `Arc` in
-/// foreign form, leaked if the watch is dropped without `unwatch_listen`).
-pub(crate) struct ListenWatch {
+/// A socket's replaced callbacks and the context (an `Arc<T>` in foreign
+/// form) its callbacks see; leaked if dropped without [`Socket::unwatch`].
+///
+/// # Invariants
+///
+/// `ctx` comes from `Arc<T>::into_foreign`.
+pub(crate) struct Watch<T> {
     saved: bindings::rsiw_sk_saved,
     sock: NonNull<bindings::socket>,
     ctx: *const c_void,
+    _ctx: PhantomData<Arc<T>>,
 }
 
 // SAFETY: plain data: callback pointers and an owned `Arc` of a `Send + Sync` type.
-unsafe impl Send for ListenWatch {}
-// SAFETY: `&ListenWatch` only reads the saved callbacks.
-unsafe impl Sync for ListenWatch {}
+unsafe impl<T: Send + Sync> Send for Watch<T> {}
+// SAFETY: `&Watch` only reads the saved callbacks.
+unsafe impl<T: Send + Sync> Sync for Watch<T> {}
 
-/// A connected socket's replaced callbacks and its context (as
-/// [`ListenWatch`]).
-pub(crate) struct StreamWatch {
-    saved: bindings::rsiw_sk_saved,
-    sock: NonNull<bindings::socket>,
-    ctx: *const c_void,
-}
-
-// SAFETY: as for `ListenWatch`.
-unsafe impl Send for StreamWatch {}
-// SAFETY: `&StreamWatch` exposes nothing.
-unsafe impl Sync for StreamWatch {}
+/// A listening socket's watch.
+pub(crate) type ListenWatch = Watch<Listener>;
+/// A connection's watch during MPA setup.
+pub(crate) type HandshakeWatch = Watch<Endpoint>;
+/// A connected stream's watch.
+pub(crate) type StreamWatch = Watch<Attached>;
 
 /// The CM work queue (unbound; drained when the module unloads).
 pub(crate) fn cm_queue() -> &'static kernel::workqueue::Queue {

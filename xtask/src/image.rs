@@ -116,6 +116,12 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
         Part::Built(bin) => {
             t.insert("usr/bin/rsiw-verbs-test", Entry::File(bin.clone(), 0o755));
             elves.push(bin.clone());
+            // Built by the same package: the raw MPA peer of the CM and RX tests.
+            let raw = bin.with_file_name("rsiw-rawpeer");
+            if raw.exists() {
+                t.insert("usr/bin/rsiw-rawpeer", Entry::File(raw.clone(), 0o755));
+                elves.push(raw);
+            }
         }
         p => {
             status += &format!(

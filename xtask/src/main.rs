@@ -8,6 +8,7 @@ mod cmd;
 mod cpio;
 mod ctx;
 mod frames;
+mod fuzz;
 mod hosttests;
 mod image;
 mod kernel;
@@ -39,12 +40,15 @@ commands:
   vm --script FILE           build, boot, run FILE (a shell script) in the VM; exit with its status
   test [NAME…]               host tests + VM suite (scripts qemu/tests/*NAME*.sh); ends with `N passed, N failed`
                              (`, N skipped` added when a script skipped cases, e.g. no rsiw data path yet)
+  fuzz [TARGET…]             coverage-guided fuzzing of the protocol core (targets rx, mpa, atomic;
+                             default all), each for --seconds (default 60); stable toolchain
   bench                      perftest siw vs rsiw vs rxe (atomics) and iperf3 in one VM run on the
                              perf flavour; prints a table with the target ratios
 
 options:
   --flavour debug|perf       kernel flavour (default debug: KASAN, lockdep, kmemleak)
   --timeout SECONDS          VM timeout for `vm`/`run` (default 300)
+  --seconds N                `fuzz`: run each target for N seconds
   --host-only / --vm-only    `test`: run only one half
   -v, --verbose              `test`: stream every VM's console, not only its RSIW-TEST lines
 
@@ -58,6 +62,7 @@ struct Args {
     flavour_given: bool,
     script: Option<PathBuf>,
     timeout: u64,
+    seconds: u64,
     host_only: bool,
     vm_only: bool,
     verbose: bool,
@@ -73,6 +78,7 @@ fn parse_args() -> Result<Args> {
         flavour_given: false,
         script: None,
         timeout: suite::DEFAULT_TIMEOUT,
+        seconds: 60,
         host_only: false,
         vm_only: false,
         verbose: false,
@@ -93,6 +99,11 @@ fn parse_args() -> Result<Args> {
                 a.timeout = value("--timeout")?
                     .parse()
                     .context("--timeout takes whole seconds")?
+            }
+            "--seconds" => {
+                a.seconds = value("--seconds")?
+                    .parse()
+                    .context("--seconds takes whole seconds")?
             }
             "--host-only" => a.host_only = true,
             "--vm-only" => a.vm_only = true,
@@ -133,6 +144,7 @@ fn real_main() -> Result<ExitCode> {
             vm_script(&ctx, &script, a.timeout, Echo::All)
         }
         "test" => test(&ctx, &a),
+        "fuzz" => fuzz::run(&ctx, &a.rest, a.seconds),
         // Benchmarks run on the perf flavour (no KASAN/lockdep) unless asked otherwise.
         "bench" => bench::run(
             &Ctx::new(if a.flavour_given {

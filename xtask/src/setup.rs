@@ -48,6 +48,8 @@ const APT_PACKAGES: &[&str] = &[
     "libnl-3-dev",
     "libnl-route-3-dev",
     "curl",
+    // `cargo xtask fuzz`: libfuzzer-sys compiles libFuzzer with `c++`.
+    "g++",
 ];
 
 /// bindgen version the kernel's Rust build is known to work with.

@@ -256,6 +256,9 @@ pub struct RxRecorder {
     open: Option<(HeaderInfo, u16)>,
     /// CRC negotiated: every segment end must say it was checked.
     crc: bool,
+    /// A header was refused: the stream must end there (RFC 5041 §7.1), with no
+    /// further sink call and the refusal's own cause, not a later CRC error.
+    refused: bool,
 }
 
 /// Whether `at` is where octet `done` of a segment with addressing `ddp` belongs.
@@ -280,10 +283,12 @@ fn placed_at(at: &Placement, ddp: &Buffer, done: u16) -> bool {
 
 impl RxSink for RxRecorder {
     fn header(&mut self, hdr: &HeaderInfo) -> Result<(), TermCause> {
+        assert!(!self.refused, "header {hdr:?} after a refused header");
         assert!(self.open.is_none(), "header {hdr:?} inside an open segment");
         assert!(hdr.payload_len <= hdr.ulpdu_len);
         self.log.push(RxEvent::Header(*hdr));
         if matches!(hdr.ddp, Buffer::Tagged { stag, .. } if stag & 0xff == 0xEE) {
+            self.refused = true;
             return Err(TermCause::DDP_INVALID_STAG);
         }
         self.open = Some((*hdr, 0));
@@ -291,6 +296,7 @@ impl RxSink for RxRecorder {
     }
 
     fn payload(&mut self, data: &[u8], at: Placement) -> Result<(), TermCause> {
+        assert!(!self.refused, "payload after a refused header");
         let Some((hdr, done)) = self.open.as_mut() else {
             panic!("payload outside a segment")
         };
@@ -358,6 +364,21 @@ pub fn rx_run(
         rest = tail;
         if let Err(e) = rx.feed(piece, &mut sink) {
             assert_eq!(rx.error(), Some(e));
+            if sink.refused {
+                assert_eq!(
+                    e.cause(),
+                    TermCause::DDP_INVALID_STAG,
+                    "refusal reported late"
+                );
+                assert!(e.reply, "a refused Write is answered");
+            }
+            // Only a segment claiming to be a Terminate goes unanswered (RFC 5040
+            // §7.2), and only for what its header shows: a CRC error is the
+            // frame's, and is answered.
+            if !e.reply {
+                assert!(e.cause() != TermCause::MPA_CRC, "{e:?}");
+                assert!(e.reply().is_none());
+            }
             let seen = sink.log.len();
             assert_eq!(
                 rx.feed(b"more", &mut sink),

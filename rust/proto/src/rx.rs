@@ -25,12 +25,15 @@
 //! 3. [`RxSink::segment_end`] only after the MPA CRC of the FPDU was verified. This is
 //!    where a message completes (on `last`).
 //!
-//! If a header is invalid, or the module rejects it, the rest of the FPDU is skipped and
-//! its CRC is still checked first: a CRC error is reported in preference to whatever the
-//! corrupted header seemed to say. On any error `feed` returns the Terminate to send
-//! (with the headers RFC 5040 §4.8 says to copy) and the parser stays dead. The module
-//! must then complete or flush every work request it touched since the last
-//! `segment_end`, whatever the failing header said.
+//! If a header is invalid, or the module rejects it, the stream ends as soon as the
+//! header is in: DDP stops placing the segment and reports the error (RFC 5041 §7.1), so
+//! a peer cannot announce 64 KiB, send the header and hold a refused segment open. A
+//! CRC error is reported for a segment whose header was accepted. On any error `feed`
+//! returns the Terminate (with the headers RFC 5040 §4.8 says to copy) and whether it
+//! goes to the peer: never when the failing segment is itself a Terminate, which only
+//! ends the stream (RFC 5040 §7.2, RFC 5041 §7.1: DDP drops what follows). The parser
+//! stays dead. The module must then complete or flush every work request it touched
+//! since the last `segment_end`, whatever the failing header said.
 
 use super::crc::{crc32c_finish, Crc32c, CRC32C_INIT};
 use super::ddp::{self, Buffer};
@@ -137,11 +140,15 @@ pub trait RxSink {
     fn segment_end(&mut self, end: &SegmentEnd) -> Result<(), TermCause>;
 }
 
-/// A fatal stream error: the Terminate to send.
+/// A fatal stream error: the Terminate that describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RxError {
     /// The Terminate header, with the copied headers RFC 5040 §4.8 asks for.
     pub terminate: TerminateRepr,
+    /// Whether the Terminate goes to the peer. False when the failing segment is a
+    /// Terminate itself (malformed, out of sequence): a received Terminate is never
+    /// answered with one, it only ends the stream (RFC 5040 §7.2).
+    pub reply: bool,
 }
 
 impl RxError {
@@ -150,11 +157,35 @@ impl RxError {
         self.terminate.cause
     }
 
+    /// The Terminate to send, if any.
+    pub fn reply(&self) -> Option<&TerminateRepr> {
+        self.reply.then_some(&self.terminate)
+    }
+
     fn bare(cause: TermCause) -> Self {
         Self {
             terminate: TerminateRepr::new(cause),
+            reply: true,
         }
     }
+
+    /// The error a segment raised at its header or payload: `seg` holds its octets
+    /// from the DDP control octet on, `ulpdu_len` its ULPDU_Length.
+    fn segment(cause: TermCause, ulpdu_len: u16, seg: &[u8]) -> Self {
+        Self {
+            terminate: TerminateRepr::for_segment(cause, ulpdu_len, seg),
+            reply: !claims_terminate(seg),
+        }
+    }
+}
+
+/// Whether a segment's RDMAP opcode field (the first RsvdULP octet of either DDP
+/// header, RFC 5040 §4.2) says Terminate, whatever else in it is wrong: answering it
+/// could start a Terminate exchange between two peers that each find the other's
+/// malformed.
+fn claims_terminate(seg: &[u8]) -> bool {
+    seg.get(1)
+        .is_some_and(|&b| Control::parse(b).opcode == Opcode::Terminate)
 }
 
 /// Length field, DDP header and the longest RDMAP header (Atomic Request; a Terminate's
@@ -192,21 +223,12 @@ struct Seg {
 
 impl Seg {
     fn error(&self, cause: TermCause) -> RxError {
-        RxError {
-            terminate: TerminateRepr::for_segment(
-                cause,
-                self.ulpdu_len,
-                self.hdr.get(L..self.hdr_len).unwrap_or(&[]),
-            ),
-        }
+        RxError::segment(
+            cause,
+            self.ulpdu_len,
+            self.hdr.get(L..self.hdr_len).unwrap_or(&[]),
+        )
     }
-}
-
-/// What happens once the trailer is in.
-#[derive(Debug, Clone, Copy)]
-enum Outcome {
-    Accept(Seg),
-    Reject(RxError),
 }
 
 /// Parser state; every variant carries its own context.
@@ -220,15 +242,13 @@ enum State {
     },
     /// Passing payload to the sink.
     Payload { f: Fpdu, seg: Seg, done: u16 },
-    /// Discarding the rest of a rejected ULPDU.
-    Skip { f: Fpdu, left: usize, err: RxError },
-    /// PAD and CRC.
+    /// PAD and CRC of an accepted segment.
     Trailer {
         f: Fpdu,
         pad: usize,
         crc: [u8; fpdu::CRC_LEN],
         have: usize,
-        outcome: Outcome,
+        seg: Seg,
     },
     /// The stream is dead.
     Dead(RxError),
@@ -248,10 +268,7 @@ impl State {
 
     fn fpdu(&mut self) -> Option<&mut Fpdu> {
         match self {
-            Self::Header { f, .. }
-            | Self::Payload { f, .. }
-            | Self::Skip { f, .. }
-            | Self::Trailer { f, .. } => Some(f),
+            Self::Header { f, .. } | Self::Payload { f, .. } | Self::Trailer { f, .. } => Some(f),
             Self::Dead(_) | Self::Stepping => None,
         }
     }
@@ -518,8 +535,9 @@ impl<C: Crc32c> RxParser<C> {
                     },
                 };
                 let next = match sink.payload(src, at) {
-                    Err(c) => Self::skip(f, left - n, seg.error(c)),
-                    Ok(()) if n == left => Self::trailer(f, Outcome::Accept(seg)),
+                    // RFC 5041 §7.1: placement stops and the error is reported now.
+                    Err(c) => State::Dead(seg.error(c)),
+                    Ok(()) if n == left => Self::trailer(f, seg),
                     Ok(()) => State::Payload {
                         f,
                         seg,
@@ -528,17 +546,12 @@ impl<C: Crc32c> RxParser<C> {
                 };
                 (next, n)
             }
-            State::Skip { mut f, left, err } => {
-                let n = left.min(input.len());
-                self.update_crc(&mut f, input.get(..n).unwrap_or(&[]));
-                (Self::skip(f, left - n, err), n)
-            }
             State::Trailer {
                 mut f,
                 pad,
                 mut crc,
                 mut have,
-                outcome,
+                seg,
             } => {
                 let n = (pad + fpdu::CRC_LEN - have).min(input.len());
                 let bytes = input.get(..n).unwrap_or(&[]);
@@ -560,12 +573,12 @@ impl<C: Crc32c> RxParser<C> {
                             pad,
                             crc,
                             have,
-                            outcome,
+                            seg,
                         },
                         n,
                     )
                 } else {
-                    (self.trailer_done(f, crc, outcome, sink), n)
+                    (self.trailer_done(f, crc, seg, sink), n)
                 }
             }
             State::Dead(e) => (State::Dead(e), 0),
@@ -576,24 +589,15 @@ impl<C: Crc32c> RxParser<C> {
         used
     }
 
-    /// Discards `left` more ULPDU octets, then reads the trailer and fails with `err`.
-    fn skip(f: Fpdu, left: usize, err: RxError) -> State {
-        if left > 0 {
-            State::Skip { f, left, err }
-        } else {
-            Self::trailer(f, Outcome::Reject(err))
-        }
-    }
-
     /// Enters the trailer at the end of the ULPDU. `off` counts the length field, the
     /// ULPDU and 4-octet markers, so `off % 4` is what the PAD completes (RFC 5044 §4.2).
-    fn trailer(f: Fpdu, outcome: Outcome) -> State {
+    fn trailer(f: Fpdu, seg: Seg) -> State {
         State::Trailer {
             f,
             pad: ((4 - (f.off & 3)) & 3) as usize,
             crc: [0; fpdu::CRC_LEN],
             have: 0,
-            outcome,
+            seg,
         }
     }
 
@@ -606,16 +610,15 @@ impl<C: Crc32c> RxParser<C> {
     ) -> State {
         let ulpdu_len = u16::from_be_bytes([buf[0], buf[1]]);
         let seg_bytes = buf.get(L..have).unwrap_or(&[]);
-        let left = (L + usize::from(ulpdu_len)).saturating_sub(have);
-        let reject = |cause| RxError {
-            terminate: TerminateRepr::for_segment(cause, ulpdu_len, seg_bytes),
-        };
+        // RFC 5041 §7.1: a refused header ends the stream now, not once the rest of
+        // the ULPDU it announces has arrived.
+        let reject = |cause| State::Dead(RxError::segment(cause, ulpdu_len, seg_bytes));
         let info = match self.validate(ulpdu_len, seg_bytes) {
             Ok(info) => info,
-            Err(c) => return Self::skip(f, left, reject(c)),
+            Err(c) => return reject(c),
         };
         if let Err(c) = sink.header(&info) {
-            return Self::skip(f, left, reject(c));
+            return reject(c);
         }
         let seg = Seg {
             hdr: buf,
@@ -630,7 +633,7 @@ impl<C: Crc32c> RxParser<C> {
             },
         };
         if info.payload_len == 0 {
-            Self::trailer(f, Outcome::Accept(seg))
+            Self::trailer(f, seg)
         } else {
             State::Payload { f, seg, done: 0 }
         }
@@ -640,17 +643,13 @@ impl<C: Crc32c> RxParser<C> {
         &mut self,
         f: Fpdu,
         crc: [u8; fpdu::CRC_LEN],
-        outcome: Outcome,
+        seg: Seg,
         sink: &mut S,
     ) -> State {
-        // RFC 5044 §4.4/§8: a CRC mismatch is reported as such, whatever the header said.
+        // RFC 5044 §4.4/§8: the segment is committed only after its CRC matched.
         if self.cfg.crc && crc32c_finish(f.crc) != u32::from_le_bytes(crc) {
             return State::Dead(RxError::bare(TermCause::MPA_CRC));
         }
-        let seg = match outcome {
-            Outcome::Reject(e) => return State::Dead(e),
-            Outcome::Accept(seg) => seg,
-        };
         match self.accept(&seg.end, sink) {
             Ok(()) => State::fresh(),
             Err(c) => State::Dead(seg.error(c)),
@@ -712,18 +711,7 @@ impl<C: Crc32c> RxParser<C> {
             let got = u32::from_le_bytes([crc_field[0], crc_field[1], crc_field[2], crc_field[3]]);
             crc32c_finish(self.crc.update(CRC32C_INIT, covered)) == got
         };
-        let reject = |cause| RxError {
-            terminate: TerminateRepr::for_segment(cause, ulpdu_len, seg_bytes),
-        };
-        // RFC 5044 §4.4/§8: a CRC mismatch is reported as such, whatever the
-        // header said, and before the segment is committed.
-        let fail = |cause| {
-            if crc_ok {
-                reject(cause)
-            } else {
-                RxError::bare(TermCause::MPA_CRC)
-            }
-        };
+        let reject = |cause| RxError::segment(cause, ulpdu_len, seg_bytes);
         let outcome = info.and_then(|info| {
             sink.header(&info)?;
             if info.payload_len > 0 {
@@ -741,8 +729,10 @@ impl<C: Crc32c> RxParser<C> {
                 crc_checked: self.cfg.crc,
             })
         });
+        // RFC 5041 §7.1: a refused header or payload is reported as such; RFC 5044
+        // §4.4/§8: an accepted segment is committed only after its CRC matched.
         let result = match outcome {
-            Err(c) => Err(fail(c)),
+            Err(c) => Err(reject(c)),
             Ok(_) if !crc_ok => Err(RxError::bare(TermCause::MPA_CRC)),
             Ok(e) => self.accept(&e, sink).map_err(reject),
         };
@@ -755,11 +745,12 @@ impl<C: Crc32c> RxParser<C> {
     /// All checks the parser can make alone, in RFC order: DDP (RFC 5041 §7.2), then
     /// RDMAP (RFC 5040 §7.2 / RFC 7306 §8.2).
     fn validate(&self, ulpdu_len: u16, seg: &[u8]) -> Result<HeaderInfo, TermCause> {
+        // RFC 5044 §8: the length field does not frame a DDP segment we accept.
         if ulpdu_len > self.cfg.max_ulpdu {
-            return Err(TermCause::RDMAP_UNSPECIFIED);
+            return Err(TermCause::MPA_FRAMING);
         }
         let Some(&ctrl) = seg.first() else {
-            return Err(TermCause::RDMAP_UNSPECIFIED);
+            return Err(TermCause::MPA_FRAMING);
         };
         let tagged = ctrl & ddp::FLAG_T != 0;
         // RFC 5041 §7.2: an unknown DDP version is reported before anything else, as the
@@ -771,8 +762,11 @@ impl<C: Crc32c> RxParser<C> {
                 TermCause::DDP_UNTAGGED_VERSION
             });
         }
+        // A ULPDU too short for its DDP header (RFC 5041 §4.2-§4.4): the length field
+        // does not frame a DDP segment, an MPA framing error (RFC 5044 §8), not an
+        // RDMAP one.
         let d = ddp::Repr::parse(&ddp::Packet::new_unchecked(seg))
-            .map_err(|_| TermCause::RDMAP_UNSPECIFIED)?;
+            .map_err(|_| TermCause::MPA_FRAMING)?;
         let dlen = d.buffer_len();
         let ctl = Control::parse(d.ulp_ctrl);
         // RFC 5040 §7.2: RV other than 1.

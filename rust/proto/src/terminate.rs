@@ -97,6 +97,12 @@ impl TermCause {
     pub const MPA_CRC: Self = cause(2, 0x0, 0x02);
     /// MPA: Marker does not point to the start of an FPDU.
     pub const MPA_MARKER: Self = cause(2, 0x0, 0x03);
+    /// MPA framing error, the same code: RFC 5044 §8 names one error for an FPDU
+    /// boundary that does not hold ("Marker and ULPDU_Length field mismatch"). rsiw
+    /// reports with it a ULPDU_Length that cannot frame a DDP segment: shorter than
+    /// the DDP header (RFC 5041 §4), or longer than the receiver accepts. Neither
+    /// DDP's nor RDMAP's codes describe a segment whose header is cut by its frame.
+    pub const MPA_FRAMING: Self = Self::MPA_MARKER;
     /// MPA: Invalid MPA Request or Reply frame.
     pub const MPA_INVALID_REQ_REP: Self = cause(2, 0x0, 0x04);
     /// MPA: Local catastrophic error (RFC 6581 §4).

@@ -92,6 +92,13 @@ fn reject_access(h: &HeaderInfo) -> Result<(), C> {
         Ok(())
     }
 }
+fn reject_too_long(h: &HeaderInfo) -> Result<(), C> {
+    if h.payload_len > 64 {
+        Err(C::DDP_MESSAGE_TOO_LONG)
+    } else {
+        Ok(())
+    }
+}
 fn reject_misaligned(_: &HeaderInfo) -> Result<(), C> {
     Err(C::RDMAP_CATASTROPHIC_STREAM)
 }
@@ -107,6 +114,8 @@ struct Case {
     cause: C,
     /// Segments that complete before the error.
     good: usize,
+    /// Whether the Terminate goes to the peer (not when it answers a Terminate).
+    reply: bool,
 }
 
 fn case(name: &'static str, stream: Vec<u8>, cause: C) -> Case {
@@ -117,6 +126,16 @@ fn case(name: &'static str, stream: Vec<u8>, cause: C) -> Case {
         on_header: None,
         cause,
         good: 0,
+        reply: true,
+    }
+}
+
+/// A received Terminate that is itself in error: it ends the stream and is never
+/// answered with another Terminate (RFC 5040 §7.2).
+fn bad_terminate(name: &'static str, stream: Vec<u8>, cause: C) -> Case {
+    Case {
+        reply: false,
+        ..case(name, stream, cause)
     }
 }
 
@@ -149,15 +168,16 @@ fn cases() -> Vec<Case> {
             flip(ok(&send(1, 0, b"abc")), 23),
             C::MPA_CRC,
         ),
+        // RFC 5041 §7.1: a refused header is reported at once, before its CRC.
         case(
-            "crc error beats bad DDP version",
+            "bad DDP version reported before a bad CRC",
             flip(flip(ok(&send(1, 0, b"")), 2), 21),
-            C::MPA_CRC,
+            C::DDP_UNTAGGED_VERSION,
         ),
         case(
-            "crc error beats invalid QN",
+            "invalid QN reported before a bad CRC",
             flip(ok(&un(0x41, 0x43, 0, 9, 1, 0, b"")), 21),
-            C::MPA_CRC,
+            C::DDP_INVALID_QN,
         ),
         // DDP version (RFC 5041 §7.2)
         case(
@@ -235,18 +255,23 @@ fn cases() -> Vec<Case> {
             ok(&tg(0xc1, 0x4a, 1, 0, &atomic_req)),
             C::RDMAP_UNEXPECTED_OPCODE,
         ),
-        // Impossible lengths
-        case("ULPDU_Length 0", ok(&[]), C::RDMAP_UNSPECIFIED),
-        case("ULPDU of one octet", ok(&[0x41]), C::RDMAP_UNSPECIFIED),
+        // Impossible lengths: the length field frames no DDP segment (RFC 5044 §8).
+        case("ULPDU_Length 0", ok(&[]), C::MPA_FRAMING),
+        case("ULPDU of one octet", ok(&[0x41]), C::MPA_FRAMING),
         case(
             "untagged header cut at 10",
             ok(&send(1, 0, b"")[..10]),
-            C::RDMAP_UNSPECIFIED,
+            C::MPA_FRAMING,
         ),
         case(
             "tagged header cut at 13",
             ok(&tg(0xc1, 0x40, 1, 0, b"")[..13]),
-            C::RDMAP_UNSPECIFIED,
+            C::MPA_FRAMING,
+        ),
+        bad_terminate(
+            "Terminate header cut at 2",
+            ok(&un(0x41, 0x47, 0, 2, 1, 0, b"")[..2]),
+            C::MPA_FRAMING,
         ),
         Case {
             cfg: RxConfig {
@@ -256,7 +281,7 @@ fn cases() -> Vec<Case> {
             ..case(
                 "ULPDU over the limit",
                 ok(&send(1, 0, &[0; 100])),
-                C::RDMAP_UNSPECIFIED,
+                C::MPA_FRAMING,
             )
         },
         // Queues (RFC 5040 §5.1, RFC 7306 §5.2)
@@ -285,7 +310,7 @@ fn cases() -> Vec<Case> {
             ok(&un(0x41, 0x4b, 0, 1, 1, 0, &[0; 12])),
             C::DDP_INVALID_QN,
         ),
-        case(
+        bad_terminate(
             "Terminate on QN 0",
             ok(&un(0x41, 0x47, 0, 0, 1, 0, &[0x20, 2, 0, 0])),
             C::DDP_INVALID_QN,
@@ -420,25 +445,67 @@ fn cases() -> Vec<Case> {
             ok(&un(0x41, 0x4b, 0, 3, 1, 0, &[0; 8])),
             C::RDMAP_UNSPECIFIED,
         ),
-        case(
+        bad_terminate(
             "Terminate not last",
             ok(&un(0x01, 0x47, 0, 2, 1, 0, &[0x20, 2, 0, 0])),
             C::RDMAP_UNSPECIFIED,
         ),
-        case(
+        bad_terminate(
             "Terminate of 2 octets",
             ok(&un(0x41, 0x47, 0, 2, 1, 0, &[0x20, 2])),
             C::RDMAP_UNSPECIFIED,
         ),
-        case(
+        bad_terminate(
             "Terminate with D but no header",
             ok(&un(0x41, 0x47, 0, 2, 1, 0, &[0x20, 2, 0x40, 0])),
             C::RDMAP_UNSPECIFIED,
         ),
-        case(
+        bad_terminate(
             "Terminate too long",
             ok(&un(0x41, 0x47, 0, 2, 1, 0, &[0; 60])),
             C::DDP_MESSAGE_TOO_LONG,
+        ),
+        bad_terminate(
+            "Terminate with MSN 2",
+            ok(&un(0x41, 0x47, 0, 2, 2, 0, &[0x20, 2, 0, 0])),
+            C::DDP_MSN_RANGE,
+        ),
+        bad_terminate(
+            "Terminate with MO 4",
+            ok(&un(0x41, 0x47, 0, 2, 1, 4, &[0x20, 2, 0, 0])),
+            C::DDP_INVALID_MO,
+        ),
+        bad_terminate(
+            "Terminate with RV 2",
+            ok(&un(0x41, 0x87, 0, 2, 1, 0, &[0x20, 2, 0, 0])),
+            C::RDMAP_VERSION,
+        ),
+        bad_terminate(
+            "Terminate with DV 2",
+            ok(&un(0x42, 0x47, 0, 2, 1, 0, &[0x20, 2, 0, 0])),
+            C::DDP_UNTAGGED_VERSION,
+        ),
+        bad_terminate(
+            "tagged Terminate",
+            ok(&tg(0xc1, 0x47, 1, 0, &[0x20, 2, 0, 0])),
+            C::RDMAP_UNEXPECTED_OPCODE,
+        ),
+        Case {
+            good: 1,
+            ..bad_terminate(
+                "second Terminate after a Send",
+                cat(&[
+                    ok(&send(1, 0, b"a")),
+                    ok(&un(0x41, 0x47, 0, 2, 2, 0, &[0x20, 2, 0, 0])),
+                ]),
+                C::DDP_MSN_RANGE,
+            )
+        },
+        // A Terminate whose CRC fails is not known to be one: answered as a CRC error.
+        case(
+            "Terminate with a bad CRC",
+            flip(ok(&un(0x41, 0x47, 0, 2, 1, 0, &[0x20, 2, 0, 0])), 23),
+            C::MPA_CRC,
         ),
         // Tagged TO wrap (RFC 5041 §7.2)
         case(
@@ -528,9 +595,27 @@ fn cases() -> Vec<Case> {
         Case {
             on_header: Some(reject_stag),
             ..case(
-                "module reject, then bad CRC",
+                "module reject reported before a bad CRC",
                 flip(ok(&tg(0xc1, 0x40, 9, 0, b"hello")), 23),
-                C::MPA_CRC,
+                C::DDP_INVALID_STAG,
+            )
+        },
+        // RFC 5041 §7.1: refused when the header is in, not when the 1000 octets it
+        // announces have arrived (the stream stops after the header).
+        Case {
+            on_header: Some(reject_too_long),
+            ..case(
+                "module: Send too long, refused at its header",
+                ok(&send(1, 0, &[7; 1000]))[..2 + 18].to_vec(),
+                C::DDP_MESSAGE_TOO_LONG,
+            )
+        },
+        Case {
+            on_header: Some(reject_stag),
+            ..case(
+                "module: Write to an invalid STag, refused at its header",
+                ok(&tg(0xc1, 0x40, 9, 0, &[7; 1000]))[..2 + 14].to_vec(),
+                C::DDP_INVALID_STAG,
             )
         },
     ];
@@ -572,6 +657,8 @@ fn every_malformed_case_maps_to_its_terminate() {
         let ev = run_case(c, &[&c.stream]);
         let e = error_of(&ev).unwrap_or_else(|| panic!("{}: no error: {ev:?}", c.name));
         assert_eq!(e.cause(), c.cause, "{}", c.name);
+        assert_eq!(e.reply, c.reply, "{}: answered with a Terminate?", c.name);
+        assert_eq!(e.reply().is_some(), c.reply, "{}", c.name);
         let ends = ev.iter().filter(|e| matches!(e, Ev::End(_))).count();
         assert_eq!(
             ends, c.good,
@@ -605,6 +692,18 @@ fn exact_terminate_bytes() {
         [0x20, 0x03, 0x00, 0x00]
     );
     assert_eq!(terminate_bytes("untagged DV 0"), [0x12, 0x06, 0x00, 0x00]);
+    // A ULPDU too short for a DDP header: MPA, not RDMAP (RFC 5044 §8).
+    assert_eq!(
+        terminate_bytes("ULPDU of one octet"),
+        [0x20, 0x03, 0x00, 0x00]
+    );
+    // Refused at the header: Layer DDP, untagged, message too long, with M and D.
+    let mut want = vec![0x12, 0x05, 0xc0, 0x00, 0x03, 0xfa];
+    want.extend_from_slice(&send(1, 0, b""));
+    assert_eq!(
+        terminate_bytes("module: Send too long, refused at its header"),
+        want
+    );
     assert_eq!(terminate_bytes("RV 2"), [0x02, 0x05, 0x00, 0x00]);
     // DDP errors copy the segment length and the DDP header (M, D).
     let mut want = vec![0x12, 0x01, 0xc0, 0x00, 0x00, 19];

@@ -1,0 +1,71 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# rsiw-timeout: 300
+# RFC error handling at the edges, against an rsiw responder (rping server) from a raw
+# peer after a real MPA exchange (Rev 1, CRC): a Terminate in error is not answered
+# (RFC 5040 §7.2); a ULPDU too short for a DDP header is an MPA framing error (RFC
+# 5044 §8: 20 03 00 00); a Send whose header shows it cannot fit the receive buffer is
+# refused when its header arrives (RFC 5041 §7.1: 12 05 c0 00, the segment length and
+# the DDP header copied); bytes sent before the MPA Reply end the connection before any
+# Reply (RFC 5044 §7.1.3). The ULP's QP is torn down every time, nothing is left.
+. /rsiw/lib.sh
+setup_net
+dev_up rsiw rsiw0 eth0 || finish
+KEYREP=4d504120494420526570204672616d65
+# The Terminate FPDU's start: ULPDU_Length, DDP untagged last, RDMAP Terminate, QN 2,
+# MSN 1, MO 0.
+term() { echo "00${1}4147""00000000""00000002""00000001""00000000"; }
+
+# edge CASE WHAT ENDS REGEX...: rping server, raw peer CASE; each REGEX must match its
+# output. ENDS: `ends` if the server's QP was set up and must end with the stream,
+# `unseen` if the connection never reached the ULP (the server is stopped then).
+# (lib.sh's helpers set `name`, `re`, `out` and `rc`: the variables here are `e_*`.)
+edge() {
+    e_case=$1; e_what=$2; e_ends=$3; shift 3
+    dmesg -c > /dev/null
+    timeout 60 rping -s -d -a 10.0.2.15 -C 1 -v > /tmp/rping-$e_case.log 2>&1 &
+    e_server=$!
+    check "$e_what: rping server listens" wait_tcp_listen 7174
+    rsiw-rawpeer fpdu 10.0.2.15:7174 "$e_case" > /tmp/raw-$e_case.log 2>&1
+    cat /tmp/raw-$e_case.log
+    for e_re in "$@"; do
+        check_output "$e_what: $e_re" "$e_re" cat /tmp/raw-$e_case.log
+    done
+    if [ "$e_ends" = unseen ]; then
+        check_no_output "$e_what: the ULP never saw the connection" 'CONNECT_REQUEST' \
+            cat /tmp/rping-$e_case.log
+        kill $e_server
+        wait $e_server
+        return
+    fi
+    check_output "$e_what: the ULP had the connection" 'CONNECT_REQUEST' cat /tmp/rping-$e_case.log
+    e_start=$(date +%s)
+    wait $e_server
+    e_rc=$?
+    e_took=$(( $(date +%s) - e_start ))
+    check "$e_what: the rping server ends (exit $e_rc) within 30 s (took ${e_took} s)" \
+        test "$e_took" -le 30 -a "$e_rc" -ne 124
+}
+
+edge terminate-msn "a Terminate with MSN 2" ends "^reply ${KEYREP}" '^got $' '^end (fin|rst)$'
+check_output "a Terminate with MSN 2: dmesg says it was not answered" \
+    'peer sent a Terminate in error \(TermCause \{ layer: 1, etype: 2, ecode: 3' dmesg
+edge terminate-short "a Terminate of 2 octets" ends "^reply ${KEYREP}" '^got $' '^end (fin|rst)$'
+check_output "a Terminate of 2 octets: dmesg says it was not answered" \
+    'peer sent a Terminate in error' dmesg
+edge ulpdu-short "a ULPDU of one octet" ends "^reply ${KEYREP}" \
+    "^got $(term 16)20030000[0-9a-f]{8}\$" '^end (fin|rst)$'
+check_output "a ULPDU of one octet: MPA framing error in dmesg" \
+    'sending Terminate TermCause \{ layer: 2, etype: 0, ecode: 3 \}' dmesg
+edge send-too-long "a Send header announcing 1000 octets" ends "^reply ${KEYREP}" \
+    "^got $(term 2a)1205c00003fa414300000000000000000000000100000000[0-9a-f]{8}\$" '^end (fin|rst)$'
+check_output "a Send header announcing 1000 octets: message too long in dmesg" \
+    'sending Terminate TermCause \{ layer: 1, etype: 2, ecode: 5 \}' dmesg
+edge early "bytes before the MPA Reply" unseen '^reply none$' '^got $' '^end (fin|rst)$'
+check_output "bytes before the MPA Reply: dmesg names them" \
+    'bytes after the MPA Request, before the Reply: reset' dmesg
+
+check_no_output "no QP left behind" '[0-9]' sh -c "rdma resource show qp | grep -w rsiw0 | grep -v '^\$'"
+check_no_output "no cm_id left behind" '[0-9]' sh -c 'rdma resource show cm_id | grep -v "^$"'
+dev_down rsiw rsiw0
+finish

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! Handshake deadlines: a kernel timer per connection in MPA setup (RFC 5044
+//! §7.1), so that a frame that does not complete in time ends its connection
+//! without a work item waiting for it.
+
+use super::bindings;
+use crate::cm::Endpoint;
+use core::ptr::NonNull;
+use kernel::{ffi::c_void, prelude::*, sync::Arc, types::ForeignOwnable};
+
+/// A one-shot timer that hands an endpoint to [`Endpoint::deadline_passed`].
+///
+/// While armed, the timer owns one reference on the endpoint (given in
+/// [`Deadline::arm`], taken back by the expiry or by [`Deadline::cancel`]), so
+/// the endpoint, which owns the `Deadline`, outlives any armed timer.
+///
+/// # Invariants
+///
+/// `ptr` is a live `rsiw_deadline` from `rsiw_shim_deadline_new`, owned by
+/// this value; its timer is armed only with a context from
+/// `Arc<Endpoint>::into_foreign`.
+pub(crate) struct Deadline {
+    ptr: NonNull<bindings::rsiw_deadline>,
+}
+
+// SAFETY: the timer calls are safe from any thread; the owner serialises
+// `arm` and `cancel` (see there).
+unsafe impl Send for Deadline {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Deadline {}
+
+impl Deadline {
+    /// An unarmed deadline.
+    pub(crate) fn new() -> Result<Self> {
+        // SAFETY: no preconditions; null on allocation failure.
+        let p = unsafe { bindings::rsiw_shim_deadline_new() };
+        // INVARIANT: a fresh, unarmed deadline.
+        NonNull::new(p).map(|ptr| Self { ptr }).ok_or(ENOMEM)
+    }
+
+    /// Fires `ms` from now with `ep`, replacing any earlier arming. Process
+    /// context; the caller serialises `arm` and `cancel` on one deadline (the
+    /// endpoint's phase lock).
+    pub(crate) fn arm(&self, ep: Arc<Endpoint>, ms: u32) {
+        self.cancel();
+        let ctx = ep.into_foreign();
+        // SAFETY: `self` is live and, after `cancel`, not armed: the timer
+        // takes over the reference `ctx` stands for.
+        unsafe { bindings::rsiw_shim_deadline_arm(self.ptr.as_ptr(), ctx, ms) };
+    }
+
+    /// Disarms; waits for an expiry already running. Returns whether the
+    /// deadline was armed and had not fired. Process context, serialised
+    /// with `arm`.
+    pub(crate) fn cancel(&self) -> bool {
+        let mut ctx: *const c_void = core::ptr::null();
+        // SAFETY: `self` is live; `ctx` is writable.
+        if !unsafe { bindings::rsiw_shim_deadline_cancel(self.ptr.as_ptr(), &mut ctx) } {
+            return false;
+        }
+        // SAFETY: the timer was armed with `ctx` (from `into_foreign` in
+        // `arm`) and will not fire any more: its reference is ours again.
+        drop(unsafe { Arc::<Endpoint>::from_foreign(ctx) });
+        true
+    }
+}
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        // SAFETY: owned and live; an armed timer would hold a reference on
+        // the endpoint that owns `self`, so it is not armed.
+        unsafe { bindings::rsiw_shim_deadline_free(self.ptr.as_ptr()) }
+    }
+}
+
+/// Called by the shim's timer when a deadline passes (softirq).
+///
+/// # Safety
+///
+/// `ctx` is the context [`Deadline::arm`] gave the timer; each arming fires
+/// at most once and is then never cancelled.
+pub(super) unsafe fn fired(ctx: *const c_void) {
+    // SAFETY: per the function's safety requirements the timer's reference
+    // is handed over here.
+    let ep = unsafe { Arc::<Endpoint>::from_foreign(ctx) };
+    ep.deadline_passed();
+}

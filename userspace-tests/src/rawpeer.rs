@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! rsiw-rawpeer: a hostile or broken MPA peer over a plain TCP socket, for the VM tests
+//! of an iWARP responder (RFC 5044 §7.1 setup, RFC 5040/5041/5044 error handling).
+//!
+//! `trickle` holds many connections that each send a valid MPA Request one octet at a
+//! time and reports when the responder closed each. `fpdu` makes a real MPA exchange
+//! (Rev 1, CRC) and then sends one crafted FPDU, printing what comes back.
+
+use rsiw_proto::crc::{crc32c_finish, soft_update, CRC32C_INIT};
+use rsiw_proto::fpdu::pad_len;
+use std::io::{self, ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddrV4, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+const USAGE: &str = "usage:
+  rsiw-rawpeer trickle ADDR:PORT CONNS INTERVAL_MS SECONDS
+      CONNS connections each send an MPA Request (Rev 1, CRC, 512 octets of private
+      data) one octet per INTERVAL_MS; after SECONDS (or once all are closed) prints
+      `closed K of N`, with the least and most time from connect to close, and
+      `refused R` (closed within 1 s without any octet sent after the first).
+  rsiw-rawpeer fpdu ADDR:PORT CASE
+      MPA Request, Reply, then CASE's bytes; prints `reply HEX` (or `reply none`),
+      then `got HEX` (what arrived within 5 s) and `end fin|rst|open`.
+      CASE: terminate-msn (a Terminate with MSN 2), terminate-short (a Terminate of
+      2 octets), ulpdu-short (ULPDU of one octet), send-too-long (the 20 header octets
+      of a Send announcing 1000 octets), early (4 octets right after the Request,
+      before the Reply), none (nothing: waits up to 10 s for the Reply)";
+
+/// The MPA Request: key, flags (C), Rev 1, PD_Length (RFC 5044 §7.1.1).
+fn request(pd_len: u16) -> Vec<u8> {
+    let mut v = b"MPA ID Req Frame".to_vec();
+    v.extend_from_slice(&[0x40, 1]);
+    v.extend_from_slice(&pd_len.to_be_bytes());
+    v.resize(v.len() + usize::from(pd_len), 0x5a);
+    v
+}
+
+/// An FPDU (no markers): length, ULPDU, PAD, CRC-32C (RFC 5044 §4).
+fn fpdu(ulpdu: &[u8], announce: Option<u16>) -> Vec<u8> {
+    let len = announce.unwrap_or(ulpdu.len() as u16);
+    let mut v = len.to_be_bytes().to_vec();
+    v.extend_from_slice(ulpdu);
+    v.resize(v.len() + pad_len(ulpdu.len() as u16), 0);
+    let crc = crc32c_finish(soft_update(CRC32C_INIT, &v));
+    v.extend_from_slice(&crc.to_le_bytes());
+    v
+}
+
+/// An untagged DDP/RDMAP header (L set): control octets, RsvdULP, QN, MSN, MO.
+fn untagged(opcode: u8, qn: u32, msn: u32, body: &[u8]) -> Vec<u8> {
+    let mut v = vec![0x41, 0x40 | opcode];
+    for w in [0, qn, msn, 0] {
+        v.extend_from_slice(&w.to_be_bytes());
+    }
+    v.extend_from_slice(body);
+    v
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn connect(addr: &str) -> Result<TcpStream, String> {
+    let s = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
+    s.set_nodelay(true).map_err(|e| e.to_string())?;
+    Ok(s)
+}
+
+/// Reads until EOF, an error or `wait`; returns the bytes and how the stream ended.
+fn drain(s: &mut TcpStream, wait: Duration) -> (Vec<u8>, &'static str) {
+    let end = Instant::now() + wait;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return (got, "open");
+        }
+        let _ = s.set_read_timeout(Some(left));
+        match s.read(&mut buf) {
+            Ok(0) => return (got, "fin"),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return (got, "open")
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return (got, "rst"),
+        }
+    }
+}
+
+/// Reads one MPA Reply frame (header, then its private data).
+fn read_reply(s: &mut TcpStream) -> Option<Vec<u8>> {
+    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut head = [0u8; 20];
+    s.read_exact(&mut head).ok()?;
+    let pd = usize::from(u16::from_be_bytes([head[18], head[19]]));
+    let mut v = head.to_vec();
+    let mut rest = vec![0u8; pd];
+    s.read_exact(&mut rest).ok()?;
+    v.extend_from_slice(&rest);
+    Some(v)
+}
+
+fn fpdu_case(addr: &str, case: &str) -> Result<(), String> {
+    let bytes = match case {
+        // RFC 5040 §4.8 Terminate on QN 2, but MSN 2 where 1 is due.
+        "terminate-msn" => fpdu(&untagged(0x7, 2, 2, &[0x20, 0x02, 0, 0]), None),
+        // A Terminate whose header is cut to 2 octets.
+        "terminate-short" => fpdu(&untagged(0x7, 2, 1, &[0x20, 0x02]), None),
+        // A ULPDU of one octet: no DDP header fits.
+        "ulpdu-short" => fpdu(&[0x41], None),
+        // A Send (MSN 1) announcing 1000 octets of payload; only its header is sent.
+        "send-too-long" => {
+            let f = fpdu(&untagged(0x3, 0, 1, &[7; 1000]), None);
+            f[..2 + 18].to_vec()
+        }
+        "early" => vec![0, 0, 0, 0],
+        "none" => Vec::new(),
+        _ => return Err(format!("unknown case `{case}`\n{USAGE}")),
+    };
+    let mut s = connect(addr)?;
+    let mut req = request(0);
+    if case == "early" {
+        req.extend_from_slice(&bytes);
+    }
+    s.write_all(&req).map_err(|e| e.to_string())?;
+    match read_reply(&mut s) {
+        Some(r) => println!("reply {}", hex(&r)),
+        None => {
+            println!("reply none");
+            let (got, end) = drain(&mut s, Duration::from_secs(5));
+            println!("got {}", hex(&got));
+            println!("end {end}");
+            return Ok(());
+        }
+    }
+    if case != "early" && !bytes.is_empty() {
+        s.write_all(&bytes).map_err(|e| e.to_string())?;
+    }
+    let (got, end) = drain(&mut s, Duration::from_secs(5));
+    println!("got {}", hex(&got));
+    println!("end {end}");
+    let _ = s.shutdown(Shutdown::Both);
+    Ok(())
+}
+
+/// One trickling connection (`None`: reset before the first octet).
+struct Trickle {
+    s: Option<TcpStream>,
+    connected: Instant,
+    sent: usize,
+    closed: Option<Duration>,
+}
+
+/// One round: the next octet of the Request to every open connection; a
+/// connection the responder closed (FIN, RST, or any answer at all) is noted.
+fn trickle_round(all: &mut [Trickle], req: &[u8]) {
+    let mut buf = [0u8; 64];
+    for t in all.iter_mut().filter(|t| t.closed.is_none()) {
+        let Some(s) = t.s.as_mut() else { continue };
+        let gone = match s.read(&mut buf) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => false,
+            Err(_) => true,
+        };
+        let gone = gone
+            || match req.get(t.sent..t.sent + 1) {
+                Some(b) => match s.write(b) {
+                    Ok(n) => {
+                        t.sent += n;
+                        false
+                    }
+                    Err(e) => e.kind() != ErrorKind::WouldBlock,
+                },
+                None => false,
+            };
+        if gone {
+            t.closed = Some(t.connected.elapsed());
+        }
+    }
+}
+
+/// Starts a TCP connect to `addr` without waiting for it.
+fn connect_start(addr: SocketAddrV4) -> Result<OwnedFd, String> {
+    let ty = libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+    // SAFETY: creates a descriptor, owned below.
+    let fd = unsafe { libc::socket(libc::AF_INET, ty, 0) };
+    if fd < 0 {
+        return Err(format!("socket: {}", io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` is a fresh descriptor nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let sin = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: addr.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(*addr.ip()).to_be(),
+        },
+        sin_zero: [0; 8],
+    };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: `sin` is a valid `sockaddr_in` of `len` octets; `fd` is open.
+    let rv = unsafe {
+        libc::connect(
+            fd.as_raw_fd(),
+            (&sin as *const libc::sockaddr_in).cast(),
+            len,
+        )
+    };
+    if rv < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(format!("connect {addr}: {e}"));
+        }
+    }
+    Ok(fd)
+}
+
+/// A started connect's outcome, or `None` while it is in progress.
+fn connect_done(fd: &OwnedFd) -> Option<io::Result<()>> {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one valid `pollfd`; no wait.
+    if unsafe { libc::poll(&mut p, 1, 0) } <= 0 {
+        return None;
+    }
+    let mut err: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `err` and `len` are writable and `len` is `err`'s size.
+    let rv = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&mut err as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    Some(match (rv, err) {
+        (0, 0) => Ok(()),
+        (0, e) => Err(io::Error::from_raw_os_error(e)),
+        _ => Err(io::Error::last_os_error()),
+    })
+}
+
+fn trickle(addr: &str, conns: usize, interval: Duration, seconds: u64) -> Result<(), String> {
+    let addr: SocketAddrV4 = addr.parse().map_err(|e| format!("{addr}: {e}"))?;
+    let req = request(512);
+    let mut all: Vec<Trickle> = Vec::with_capacity(conns);
+    let mut connecting: Vec<OwnedFd> = Vec::new();
+    let mut opened = 0;
+    let end = Instant::now() + Duration::from_secs(seconds);
+    let mut last: Option<Instant> = None;
+    // Connections are opened without waiting for them while the earlier ones
+    // trickle, so that no connection waits longer than INTERVAL_MS for its
+    // next octet, whatever the responder's accept does.
+    while Instant::now() < end
+        && (opened < conns || !connecting.is_empty() || all.iter().any(|t| t.closed.is_none()))
+    {
+        if opened < conns {
+            connecting.push(connect_start(addr)?);
+            opened += 1;
+        }
+        let mut i = 0;
+        while let Some(fd) = connecting.get(i) {
+            let Some(r) = connect_done(fd) else {
+                i += 1;
+                continue;
+            };
+            let s = TcpStream::from(connecting.swap_remove(i));
+            // A responder that resets a connection at accept can make the
+            // connect itself fail: that connection is closed at once.
+            let s = r.and_then(|()| s.set_nodelay(true)).ok().map(|()| s);
+            all.push(Trickle {
+                closed: s.is_none().then_some(Duration::ZERO),
+                s,
+                connected: Instant::now(),
+                sent: 0,
+            });
+            if all.len() == conns {
+                println!("connected {conns}");
+            }
+        }
+        match last {
+            Some(t) if t.elapsed() < interval => {
+                if opened >= conns {
+                    std::thread::sleep((interval - t.elapsed()).min(Duration::from_millis(50)));
+                }
+            }
+            _ => {
+                trickle_round(&mut all, &req);
+                last = Some(Instant::now());
+            }
+        }
+    }
+    let times: Vec<Duration> = all.iter().filter_map(|t| t.closed).collect();
+    let refused = all
+        .iter()
+        .filter(|t| t.closed.is_some_and(|c| c < Duration::from_secs(1)) && t.sent <= 1)
+        .count();
+    let ms = |d: Option<&Duration>| d.map_or(0, |d| d.as_millis());
+    println!(
+        "closed {} of {}, after {}..{} ms; refused {refused}",
+        times.len(),
+        all.len(),
+        ms(times.iter().min()),
+        ms(times.iter().max()),
+    );
+    if !connecting.is_empty() {
+        println!("never connected {}", connecting.len());
+    }
+    Ok(())
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let num = |i: usize| -> Result<u64, String> {
+        args.get(i)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| USAGE.to_string())
+    };
+    match (args.first().map(String::as_str), args.get(1)) {
+        (Some("trickle"), Some(addr)) => trickle(
+            addr,
+            num(2)? as usize,
+            Duration::from_millis(num(3)?),
+            num(4)?,
+        ),
+        (Some("fpdu"), Some(addr)) => fpdu_case(addr, args.get(2).ok_or(USAGE)?),
+        _ => Err(USAGE.to_string()),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rsiw-rawpeer: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
