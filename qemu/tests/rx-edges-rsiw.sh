@@ -7,7 +7,8 @@
 # 5044 §8: 20 03 00 00); a Send whose header shows it cannot fit the receive buffer is
 # refused when its header arrives (RFC 5041 §7.1: 12 05 c0 00, the segment length and
 # the DDP header copied); bytes sent before the MPA Reply end the connection before any
-# Reply (RFC 5044 §7.1.3). The ULP's QP is torn down every time, nothing is left.
+# Reply (RFC 5044 §7.1.3); a Read Response that ends short fails the Read (RFC 5040
+# §4.4). The ULP's QP is torn down every time, nothing is left.
 . /rsiw/lib.sh
 setup_net
 dev_up rsiw rsiw0 eth0 || finish
@@ -64,6 +65,30 @@ check_output "a Send header announcing 1000 octets: message too long in dmesg" \
 edge early "bytes before the MPA Reply" unseen '^reply none$' '^got $' '^end (fin|rst)$'
 check_output "bytes before the MPA Reply: dmesg names them" \
     'bytes after the MPA Request, before the Reply: reset' dmesg
+
+# A Read Response must carry every octet the Read asked for (RFC 5040 §4.4): one that
+# ends short fails the Read (BAD_RESP_ERR, the sink's old contents are not data) and
+# the requester sends an RDMAP catastrophic Terminate (0/2/7). A full one is the
+# control: the raw responder is understood.
+# read_edge CASE WHAT STATUS_RE: rsiw-verbs-test reads 2048 octets from the raw peer.
+read_edge() {
+    dmesg -c > /dev/null
+    rsiw-rawpeer serve-read 10.0.2.15:7610 "$1" > /tmp/raw-read-$1.log 2>&1 &
+    r_peer=$!
+    check "$2: raw responder listens" wait_tcp_listen 7610
+    check_output "$2: the Read completes as $3" "$3" \
+        timeout 30 rsiw-verbs-test --read-from 10.0.2.15:7610 2048
+    wait $r_peer
+    cat /tmp/raw-read-$1.log
+    check_output "$2: the raw peer got the Read Request" '^read 0x[0-9a-f]+ 0x[0-9a-f]+ 2048$' \
+        cat /tmp/raw-read-$1.log
+}
+read_edge full "a full Read Response" '^read status success byte_len 2048 sink\[0\] 0xa5$'
+read_edge short "a short Read Response" '^read status bad response error'
+check_output "a short Read Response: an RDMAP catastrophic Terminate in dmesg" \
+    'sending Terminate TermCause \{ layer: 0, etype: 2, ecode: 7 \}' dmesg
+check_output "a short Read Response: the Terminate reaches the peer" "^got 00[0-9a-f]{2}4147000000000000000200000001000000000207" \
+    cat /tmp/raw-read-short.log
 
 check_no_output "no QP left behind" '[0-9]' sh -c "rdma resource show qp | grep -w rsiw0 | grep -v '^\$'"
 check_no_output "no cm_id left behind" '[0-9]' sh -c 'rdma resource show cm_id | grep -v "^$"'

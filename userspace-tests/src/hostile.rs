@@ -601,6 +601,32 @@ fn local_hammer(addr: SocketAddrV4) -> Result<bool, String> {
     Ok(ok)
 }
 
+/// `--read-from ADDR LEN`: connects to ADDR (a raw peer's MPA responder) and reads
+/// LEN octets from it with one RDMA Read; prints `read status NAME` and the first
+/// octet of the sink. Exits 0 once the Read completed, whatever its status.
+fn read_from(addr: SocketAddrV4, len: u32) -> Result<bool, String> {
+    use ffi::sys::*;
+    let (chan, mut c) = dial(addr)?;
+    expect_event(&chan, rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED, 10_000)?;
+    c.mr.write(0, &vec![0x11; len as usize]).map_err(io)?;
+    let sge = Sge {
+        mr: &c.mr,
+        offset: 0,
+        len,
+    };
+    c.qp.post_send(30, ffi::Op::Read(0x1000, 0x1234), &[sge], ffi::SIGNALED)
+        .map_err(io)?;
+    let w = wait::wait_for(&mut c.pend, &c.cq, 30, Duration::from_secs(10))?;
+    let first = c.mr.read(0, 1).map_err(io)?;
+    println!(
+        "read status {} byte_len {} sink[0] {:#04x}",
+        ffi::status_str(w.status),
+        w.byte_len,
+        first[0]
+    );
+    Ok(true)
+}
+
 /// How long the hammer thread writes the producer indices at most.
 const HAMMER: Duration = Duration::from_secs(15);
 /// A flush bounded by the queue sizes ends well within this (debug kernel, TCG).
@@ -613,6 +639,13 @@ pub fn main(args: &[String]) -> Option<ExitCode> {
         Some("--flush-hammer") => addr_at(args, 1).and_then(flush_hammer),
         Some("--qp-access") => addr_at(args, 1).and_then(qp_access),
         Some("--local-hammer") => addr_at(args, 1).and_then(local_hammer),
+        Some("--read-from") => addr_at(args, 1).and_then(|a| {
+            let len = args
+                .get(2)
+                .and_then(|s| s.parse().ok())
+                .ok_or("missing LEN")?;
+            read_from(a, len)
+        }),
         Some(INTRUDER_FLAG) => addr_at(args, 1).and_then(|a| {
             let qpn = args
                 .get(2)

@@ -26,7 +26,13 @@ const USAGE: &str = "usage:
       CASE: terminate-msn (a Terminate with MSN 2), terminate-short (a Terminate of
       2 octets), ulpdu-short (ULPDU of one octet), send-too-long (the 20 header octets
       of a Send announcing 1000 octets), early (4 octets right after the Request,
-      before the Reply), none (nothing: waits up to 10 s for the Reply)";
+      before the Reply), none (nothing: waits up to 10 s for the Reply)
+  rsiw-rawpeer serve-read ADDR:PORT short|full
+      Listens, answers one MPA Request (Rev 2, CRC, IRD/ORD 1, a zero-length Write as
+      RTR), then answers the first RDMA Read Request with a Read Response of half the
+      requested octets (short) or all of them (full), each octet 0xa5, last flag set;
+      prints `read STAG TO SIZE`, then `got HEX` (what arrived within 5 s after the
+      Response) and `end fin|rst|open`.";
 
 /// The MPA Request: key, flags (C), Rev 1, PD_Length (RFC 5044 §7.1.1).
 fn request(pd_len: u16) -> Vec<u8> {
@@ -102,6 +108,69 @@ fn read_reply(s: &mut TcpStream) -> Option<Vec<u8>> {
     s.read_exact(&mut rest).ok()?;
     v.extend_from_slice(&rest);
     Some(v)
+}
+
+/// Reads one FPDU (no markers) and returns its ULPDU; the CRC is not checked.
+fn read_fpdu(s: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut len = [0u8; 2];
+    s.read_exact(&mut len).ok()?;
+    let n = usize::from(u16::from_be_bytes(len));
+    let mut rest = vec![0u8; n + pad_len(n as u16) + 4];
+    s.read_exact(&mut rest).ok()?;
+    rest.truncate(n);
+    Some(rest)
+}
+
+/// A tagged DDP segment (L set) carrying an RDMAP Read Response (RFC 5040 §4.5).
+fn read_response(stag: u32, to: u64, payload: &[u8]) -> Vec<u8> {
+    let mut v = vec![0xc1, 0x42];
+    v.extend_from_slice(&stag.to_be_bytes());
+    v.extend_from_slice(&to.to_be_bytes());
+    v.extend_from_slice(payload);
+    v
+}
+
+/// `serve-read`: an MPA responder that answers one Read Request, in full or short.
+fn serve_read(addr: &str, case: &str) -> Result<(), String> {
+    let short = match case {
+        "short" => true,
+        "full" => false,
+        _ => return Err(USAGE.to_string()),
+    };
+    let l = std::net::TcpListener::bind(addr).map_err(|e| format!("bind {addr}: {e}"))?;
+    println!("listening");
+    let (mut s, _) = l.accept().map_err(|e| format!("accept: {e}"))?;
+    s.set_nodelay(true).map_err(|e| e.to_string())?;
+    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+    let req = read_reply(&mut s).ok_or("no MPA Request")?;
+    println!("request {}", hex(&req));
+    // RFC 5044 §7.1.1 Reply: CRC (and enhanced) flags, Rev 2, PD_Length 4; RFC 6581:
+    // IRD 1 with the peer-to-peer bit, ORD 1 choosing a zero-length Write as RTR.
+    let mut rep = b"MPA ID Rep Frame".to_vec();
+    rep.extend_from_slice(&[0x50, 2, 0, 4, 0x80, 1, 0x80, 1]);
+    s.write_all(&rep).map_err(|e| e.to_string())?;
+    // FPDUs until the Read Request (the RTR Write and anything else are skipped).
+    let rr = loop {
+        let u = read_fpdu(&mut s).ok_or("the stream ended before a Read Request")?;
+        let untagged = u.first().is_some_and(|c| c & 0x80 == 0);
+        if untagged && u.get(1).is_some_and(|r| r & 0x0f == 0x1) && u.len() >= 18 + 28 {
+            break u;
+        }
+    };
+    let be32 = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let (stag, size) = (be32(&rr[18..22]), be32(&rr[30..34]));
+    let mut to = [0u8; 8];
+    to.copy_from_slice(&rr[22..30]);
+    let to = u64::from_be_bytes(to);
+    println!("read {stag:#x} {to:#x} {size}");
+    let n = if short { size / 2 } else { size };
+    let payload = vec![0xa5u8; n as usize];
+    s.write_all(&fpdu(&read_response(stag, to, &payload), None))
+        .map_err(|e| e.to_string())?;
+    let (got, end) = drain(&mut s, Duration::from_secs(5));
+    println!("got {}", hex(&got));
+    println!("end {end}");
+    Ok(())
 }
 
 fn fpdu_case(addr: &str, case: &str) -> Result<(), String> {
@@ -333,6 +402,7 @@ fn run(args: &[String]) -> Result<(), String> {
             num(4)?,
         ),
         (Some("fpdu"), Some(addr)) => fpdu_case(addr, args.get(2).ok_or(USAGE)?),
+        (Some("serve-read"), Some(addr)) => serve_read(addr, args.get(2).ok_or(USAGE)?),
         _ => Err(USAGE.to_string()),
     }
 }
