@@ -4,7 +4,6 @@
 //! overflow (`IB_EVENT_CQ_ERR`).
 
 use crate::{
-    device::Device,
     ffi::{cq::IbCqRef, lock::IrqSpinLock, qp::IbQpRef},
     uqueue::UserCq,
 };
@@ -201,7 +200,6 @@ impl Cq {
     /// A kernel CQ of at least `cqe` entries, or (with `user`) a CQ whose
     /// ring `user` made; returns it and its size.
     pub(crate) fn new(
-        dev: &Device,
         ib: IbCqRef,
         cqe: u32,
         user: Option<impl FnOnce(u32) -> Result<UserCq>>,
@@ -209,21 +207,6 @@ impl Cq {
         if cqe == 0 || cqe > MAX_CQE {
             return Err(EINVAL);
         }
-        if !dev.get_cq() {
-            return Err(ENOMEM);
-        }
-        let made = Self::build(ib, cqe, user);
-        if made.is_err() {
-            dev.put_cq();
-        }
-        made
-    }
-
-    fn build(
-        ib: IbCqRef,
-        cqe: u32,
-        user: Option<impl FnOnce(u32) -> Result<UserCq>>,
-    ) -> Result<(Arc<Self>, u32)> {
         let (store, size) = match user {
             Some(make) => {
                 let u = make(MAX_CQE)?;
@@ -259,11 +242,6 @@ impl Cq {
             Store::User(u) => Some(f(u)),
             Store::Kernel(_) => None,
         }
-    }
-
-    /// Releases the CQ's device slot (destroy_cq); no QP uses it any more.
-    pub(crate) fn destroy(&self, dev: &Device) {
-        dev.put_cq();
     }
 
     /// Adds a completion and raises the completion event the arming asks

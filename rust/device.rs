@@ -2,13 +2,12 @@
 //! Per-device state of an rsiw RNIC: its netdev, addresses and counters.
 
 use crate::{
-    engine::InlineTx,
+    engine::InlineTxCell,
     ffi::{
         attr::PortState,
-        lock::IrqSpinLock,
         netdev::{NetDevice, ETH_ALEN},
     },
-    mem::Mem,
+    mem::MemTable,
     qp::Qp,
     slots::Slots,
 };
@@ -43,17 +42,13 @@ pub(crate) struct Device {
     cqs: AtomicU32,
     qps_count: AtomicU32,
     srqs: AtomicU32,
-    /// Key of the next STag handed out (low 8 bits used).
-    next_key: AtomicU32,
-    /// Memory regions by STag index (RFC 5040 §6.4: 24-bit index + 8-bit key).
-    #[pin]
-    mems: Slots<Mem>,
+    /// Memory regions and windows by STag (shared with the engines).
+    mems: Arc<MemTable>,
     /// QPs by number.
     #[pin]
     qps: Slots<Qp>,
     /// TX work a doorbell's TX run causes on this device (loopback).
-    #[pin]
-    inline_tx: IrqSpinLock<InlineTx>,
+    inline_tx: Arc<InlineTxCell>,
 }
 
 /// Takes a slot of `count` if fewer than `max` are taken.
@@ -73,6 +68,8 @@ fn put_slot(count: &AtomicU32) {
 impl Device {
     /// State for a device on `netdev`, addressed by `mac`.
     pub(crate) fn new(netdev: NetDevice, mac: [u8; ETH_ALEN]) -> Result<Arc<Self>> {
+        let mems = MemTable::new()?;
+        let inline_tx = InlineTxCell::new()?;
         Arc::pin_init(
             pin_init!(Self {
                 netdev,
@@ -83,17 +80,16 @@ impl Device {
                 cqs: AtomicU32::new(0),
                 qps_count: AtomicU32::new(0),
                 srqs: AtomicU32::new(0),
-                next_key: AtomicU32::new(0),
-                mems <- Slots::new(1, crate::mem::MAX_MR as usize + 1),
+                mems,
                 qps <- Slots::new(1, crate::qp::MAX_QP as usize + 1),
-                inline_tx <- crate::new_irq_spinlock!(InlineTx::new(), "rsiw_inline_tx"),
+                inline_tx,
             }),
             GFP_KERNEL,
         )
     }
 
     /// TX work a doorbell's TX run causes on this device (`engine::inline`).
-    pub(crate) fn inline_tx(&self) -> &IrqSpinLock<InlineTx> {
+    pub(crate) fn inline_tx(&self) -> &Arc<InlineTxCell> {
         &self.inline_tx
     }
 
@@ -164,13 +160,8 @@ impl Device {
         put_slot(&self.srqs);
     }
 
-    /// The key of a new STag; varies so a stale STag rarely matches.
-    pub(crate) fn next_key(&self) -> u8 {
-        (self.next_key.fetch_add(1, Ordering::Relaxed) & 0xff) as u8
-    }
-
     /// The STag table.
-    pub(crate) fn mems(&self) -> &Slots<Mem> {
+    pub(crate) fn mems(&self) -> &Arc<MemTable> {
         &self.mems
     }
 

@@ -4,7 +4,6 @@
 //! out of registered memory, and invalidation (RFC 5040 §6.10).
 
 use crate::{
-    device::Device,
     ffi::{
         lock::IrqSpinLock,
         mr::{kva_cmpxchg64, kva_load64, kva_read, kva_write},
@@ -12,6 +11,7 @@ use crate::{
     },
 };
 use core::sync::atomic::{AtomicU32, Ordering};
+use crate::slots::Slots;
 use kernel::{alloc::KVVec, prelude::*, sync::Arc};
 
 /// Access rights of a region, as `IB_ACCESS_*` bits.
@@ -178,8 +178,8 @@ pub(crate) struct MemInit {
 }
 
 impl Mem {
-    /// Registers a region in `dev`'s STag table and returns it with its STag.
-    pub(crate) fn register(dev: &Device, init: MemInit) -> Result<Arc<Self>> {
+    /// A new region with consumer key `key`, not in any table yet.
+    fn build(init: MemInit, key: u8) -> Result<Arc<Self>> {
         let (pages, valid, first_off) = match &init.kind {
             MemKind::Pbl(n) => (KVVec::from_elem(0u64, *n, GFP_KERNEL)?, false, 0),
             MemKind::User(u) => (KVVec::new(), true, u.first_offset()),
@@ -195,8 +195,7 @@ impl Mem {
             page_size: kernel::page::PAGE_SIZE as u64,
             first_off: 0,
         };
-        let key = dev.next_key();
-        let mem = Arc::pin_init(
+        Arc::pin_init(
             pin_init!(Self {
                 index: AtomicU32::new(0),
                 kind: init.kind,
@@ -222,23 +221,7 @@ impl Mem {
                 ),
             }),
             GFP_KERNEL,
-        )?;
-        let index = dev.mems().insert(mem.clone())?;
-        // The table's limit keeps indices below 2^24.
-        mem.index.store(index as u32, Ordering::Release);
-        Ok(mem)
-    }
-
-    /// Removes the STag from `dev`'s table; placements holding the `Arc`
-    /// finish on memory that stays pinned until the last reference drops.
-    /// A window lets go of its region.
-    pub(crate) fn deregister(&self, dev: &Device) {
-        let removed = dev
-            .mems()
-            .remove(self.index.load(Ordering::Acquire) as usize);
-        let parent = self.unbind();
-        drop(removed);
-        drop(parent);
+        )
     }
 
     /// True while memory windows are bound to the region: it must not be
@@ -747,11 +730,56 @@ impl Checked {
     }
 }
 
-impl Device {
+/// A device's STag table (RFC 5040 §6.4: a 24-bit index and an 8-bit key
+/// the consumer may change): registration, lookup from any context, and the
+/// checked access and invalidation every placement goes through.
+#[pin_data]
+pub(crate) struct MemTable {
+    /// Regions and windows by STag index.
+    #[pin]
+    slots: Slots<Mem>,
+    /// Key of the next STag handed out (low 8 bits used).
+    next_key: AtomicU32,
+}
+
+impl MemTable {
+    /// An empty table (indices 1..=`MAX_MR`).
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                slots <- Slots::new(1, MAX_MR as usize + 1),
+                next_key: AtomicU32::new(0),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Registers a region and returns it with its STag.
+    pub(crate) fn register(&self, init: MemInit) -> Result<Arc<Mem>> {
+        // The key varies so that a stale STag rarely matches a new region.
+        let key = (self.next_key.fetch_add(1, Ordering::Relaxed) & 0xff) as u8;
+        let mem = Mem::build(init, key)?;
+        let index = self.slots.insert(mem.clone())?;
+        // The table's limit keeps indices below 2^24.
+        mem.index.store(index as u32, Ordering::Release);
+        Ok(mem)
+    }
+
+    /// Removes `mem`'s STag; placements holding the `Arc` finish on memory
+    /// that stays pinned until the last reference drops (and every copy
+    /// through a `Checked` stops: the region is invalid). A window lets go
+    /// of its region.
+    pub(crate) fn deregister(&self, mem: &Mem) {
+        let removed = self.slots.remove(mem.index.load(Ordering::Acquire) as usize);
+        let parent = mem.unbind();
+        drop(removed);
+        drop(parent);
+    }
+
     /// The region `stag` names, checked in one lock hold for its key,
     /// validity, PD `pd`, rights `need` and `len` octets at `addr`
     /// (RFC 5040 §6.4, RFC 5041 §7.2); any context.
-    pub(crate) fn checked_mem(
+    pub(crate) fn checked(
         &self,
         stag: u32,
         pd: u32,
@@ -759,33 +787,27 @@ impl Device {
         addr: u64,
         len: u64,
     ) -> Result<Checked, MemError> {
-        let mem = self
-            .mems()
-            .get((stag >> 8) as usize)
-            .ok_or(MemError::Stag)?;
+        let mem = self.slots.get((stag >> 8) as usize).ok_or(MemError::Stag)?;
         let stamp = mem.check((stag & 0xff) as u8, pd, need, addr, len)?;
         Ok(Checked { mem, stamp })
     }
 
     /// Invalidates `stag` of `pd` (Send with Invalidate, Local Invalidate,
     /// READ_WITH_INV); any context.
-    pub(crate) fn invalidate_stag(&self, stag: u32, pd: u32) -> Result<(), MemError> {
-        let mem = self
-            .mems()
-            .get((stag >> 8) as usize)
-            .ok_or(MemError::Stag)?;
+    pub(crate) fn invalidate(&self, stag: u32, pd: u32) -> Result<(), MemError> {
+        let mem = self.slots.get((stag >> 8) as usize).ok_or(MemError::Stag)?;
         mem.invalidate((stag & 0xff) as u8, pd)
     }
 
     /// The region an STag names, if its index and key match; any context.
-    pub(crate) fn mem_lookup(&self, stag: u32) -> Option<Arc<Mem>> {
-        let mem = self.mems().get((stag >> 8) as usize)?;
+    pub(crate) fn lookup(&self, stag: u32) -> Option<Arc<Mem>> {
+        let mem = self.slots.get((stag >> 8) as usize)?;
         (mem.key() == (stag & 0xff) as u8).then_some(mem)
     }
 
     /// The region or window at an STag's index, whatever its key (a bind
     /// names the window by index and sets a new key).
-    pub(crate) fn mem_by_index(&self, stag: u32) -> Option<Arc<Mem>> {
-        self.mems().get((stag >> 8) as usize)
+    pub(crate) fn by_index(&self, stag: u32) -> Option<Arc<Mem>> {
+        self.slots.get((stag >> 8) as usize)
     }
 }

@@ -8,7 +8,7 @@ use crate::{
     device::Device,
     engine::Conn,
     ffi::{lock::IrqSpinLock, owner::Owner, qp::IbQpRef},
-    mem::{Access, Mem, MemError},
+    mem::{Access, MemError},
     srq::{RecvQueue, RecvRing, Srq},
     uqueue::{BadWqe, UserRq, UserSq},
 };
@@ -20,19 +20,15 @@ use kernel::{
     sync::{Arc, CondVar},
 };
 
-pub(crate) use crate::{
-    ffi::qp::QpEvent,
-    srq::{RecvWqe, Sge, MAX_SGE},
-};
+pub(crate) use crate::ffi::qp::QpEvent;
+use crate::wr::{RecvWqe, SendOp, SendWqe, SqDone, MAX_INLINE, MAX_SGE};
 
 /// Queue pairs per device.
 pub(crate) const MAX_QP: u32 = 1 << 14;
 /// Work requests per queue.
 pub(crate) const MAX_QP_WR: u32 = crate::srq::MAX_WR;
-/// Inline payload bytes per send WQE.
-pub(crate) const MAX_INLINE: usize = crate::abi::wqe::MAX_INLINE;
 /// Outstanding RDMA Read / Atomic requests per QP, both directions (ORD/IRD).
-pub(crate) const MAX_RD_ATOMIC: u32 = 128;
+pub(crate) use crate::wr::MAX_RD_ATOMIC;
 
 /// QP states; values are `enum ib_qp_state`'s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,150 +63,6 @@ impl QpState {
             6 => Self::Error,
             _ => return None,
         })
-    }
-}
-
-/// Send work request types.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum SendOp {
-    /// RDMA Send.
-    #[default]
-    Send,
-    /// Send with Invalidate of `inv_rkey` at the peer.
-    SendInv,
-    /// RDMA Write.
-    Write,
-    /// RDMA Write followed by Immediate Data (RFC 7306 §4).
-    WriteImm,
-    /// RDMA Read.
-    Read,
-    /// RDMA Read, then local invalidation of `inv_rkey`.
-    ReadInv,
-    /// Fast registration (`reg`).
-    RegMr,
-    /// Local invalidation of `inv_rkey`.
-    LocalInv,
-    /// Bind of the type-2 memory window named by `rkey`'s index to
-    /// `sge[0]` (address, length, region lkey), with the new rkey
-    /// `inv_rkey` and the rights in `imm` (user SQEs only).
-    BindMw,
-    /// Compare and swap (RFC 7306 §5).
-    CmpSwap,
-    /// Fetch and add.
-    FetchAdd,
-    /// Masked compare and swap.
-    MaskedCmpSwap,
-    /// Masked fetch and add.
-    MaskedFetchAdd,
-}
-
-impl SendOp {
-    /// The completion opcode.
-    pub(crate) fn wc_opcode(self) -> WcOpcode {
-        match self {
-            Self::Send | Self::SendInv => WcOpcode::Send,
-            Self::Write | Self::WriteImm => WcOpcode::RdmaWrite,
-            Self::Read | Self::ReadInv => WcOpcode::RdmaRead,
-            Self::RegMr => WcOpcode::RegMr,
-            Self::LocalInv => WcOpcode::LocalInv,
-            Self::BindMw => WcOpcode::BindMw,
-            Self::CmpSwap => WcOpcode::CompSwap,
-            Self::FetchAdd => WcOpcode::FetchAdd,
-            Self::MaskedCmpSwap => WcOpcode::MaskedCompSwap,
-            Self::MaskedFetchAdd => WcOpcode::MaskedFetchAdd,
-        }
-    }
-}
-
-/// A send WQE the engine finished, for [`Qp::sq_complete`].
-#[derive(Clone, Copy)]
-pub(crate) struct SqDone {
-    pub(crate) wr_id: u64,
-    pub(crate) op: SendOp,
-    pub(crate) status: WcStatus,
-    pub(crate) byte_len: u32,
-    pub(crate) signaled: bool,
-}
-
-/// A posted send work request.
-#[derive(Clone)]
-pub(crate) struct SendWqe {
-    /// The consumer's work request id.
-    pub(crate) wr_id: u64,
-    /// Operation.
-    pub(crate) op: SendOp,
-    /// A completion is wanted on success (always on error).
-    pub(crate) signaled: bool,
-    /// Solicited event at the peer (RFC 5040 §5.3).
-    pub(crate) solicited: bool,
-    /// Wait for prior Reads/Atomics to complete first.
-    pub(crate) fence: bool,
-    /// Payload is `inline_data[..inline_len]`, not the SGEs.
-    pub(crate) inline: bool,
-    /// Local buffers, `num_sge` in use (not for inline WQEs).
-    pub(crate) sge: [Sge; MAX_SGE],
-    /// Entries of `sge` in use.
-    pub(crate) num_sge: u8,
-    /// Inline payload, copied at post time.
-    pub(crate) inline_data: [u8; MAX_INLINE],
-    /// Bytes of `inline_data` in use.
-    pub(crate) inline_len: u32,
-    /// Remote address (Write, Read, atomics).
-    pub(crate) remote_addr: u64,
-    /// Remote STag (Write, Read, atomics).
-    pub(crate) rkey: u32,
-    /// STag to invalidate (SendInv, ReadInv, LocalInv).
-    pub(crate) inv_rkey: u32,
-    /// Immediate data (WriteImm; verbs' 32 bits in the low half).
-    pub(crate) imm: u64,
-    /// RFC 7306 operands: `[swap or add, compare, swap mask, compare or add mask]`.
-    pub(crate) atomic: [u64; 4],
-    /// RegMr: the region, its new 8-bit key and rights.
-    pub(crate) reg: Option<(Arc<Mem>, u32, Access)>,
-    /// RegMr: `iova` and length of the `ib_mr` when the WR was posted (a
-    /// consumer may move `iova` after `map_mr_sg`).
-    pub(crate) reg_range: (u64, u64),
-}
-
-impl Default for SendWqe {
-    fn default() -> Self {
-        Self {
-            wr_id: 0,
-            op: SendOp::Send,
-            signaled: false,
-            solicited: false,
-            fence: false,
-            inline: false,
-            sge: [Sge::default(); MAX_SGE],
-            num_sge: 0,
-            inline_data: [0; MAX_INLINE],
-            inline_len: 0,
-            remote_addr: 0,
-            rkey: 0,
-            inv_rkey: 0,
-            imm: 0,
-            atomic: [0; 4],
-            reg: None,
-            reg_range: (0, 0),
-        }
-    }
-}
-
-impl SendWqe {
-    /// The SGEs in use.
-    pub(crate) fn sges(&self) -> &[Sge] {
-        if self.inline {
-            return &[];
-        }
-        self.sge.get(..usize::from(self.num_sge)).unwrap_or(&[])
-    }
-
-    /// Payload bytes.
-    pub(crate) fn len(&self) -> u64 {
-        if self.inline {
-            return u64::from(self.inline_len);
-        }
-        self.sges().iter().map(|s| u64::from(s.len)).sum()
     }
 }
 
@@ -1074,7 +926,7 @@ impl Qp {
                     .is_ok(),
                 None => false,
             },
-            SendOp::LocalInv => self.dev.invalidate_stag(wqe.inv_rkey, self.pd).is_ok(),
+            SendOp::LocalInv => self.dev.mems().invalidate(wqe.inv_rkey, self.pd).is_ok(),
             SendOp::BindMw => self.bind_mw(wqe).is_ok(),
             _ => false,
         };
@@ -1096,8 +948,8 @@ impl Qp {
             return Err(MemError::Stag);
         }
         // By index: the consumer's copy of the old key may be stale.
-        let mw = self.dev.mem_by_index(w.rkey).ok_or(MemError::Stag)?;
-        let region = self.dev.mem_lookup(sge.lkey).ok_or(MemError::Stag)?;
+        let mw = self.dev.mems().by_index(w.rkey).ok_or(MemError::Stag)?;
+        let region = self.dev.mems().lookup(sge.lkey).ok_or(MemError::Stag)?;
         let access = Access(u32::try_from(w.imm).map_err(|_| MemError::Access)?);
         mw.bind(
             self.pd,
@@ -1139,6 +991,24 @@ impl Qp {
         while *refs != 0 {
             self.cm_released.wait(&mut refs);
         }
+    }
+
+    /// The provider's SQ doorbell: new SQEs on the QP's ring. RTS: the
+    /// engine's TX looks at the ring; ERROR: the new SQEs are flushed; before
+    /// RTS they wait in the ring for the connection. Process context of a
+    /// uverbs ioctl, which may sleep: in RTS the engine transmits right here
+    /// (`Conn::kick_direct`).
+    pub(crate) fn doorbell(&self) -> Result {
+        match self.state() {
+            QpState::Rts | QpState::Sqd => {
+                if let Some(c) = self.conn() {
+                    c.kick_direct();
+                }
+            }
+            QpState::Error => self.set_error(),
+            _ => {}
+        }
+        Ok(())
     }
 
     /// `iw_add_ref`: the iw_cm keeps the `ib_qp` (any context).
@@ -1212,5 +1082,75 @@ impl Device {
     /// The QP with number `num`, if it exists (iw_cm's `get_qp`); any context.
     pub(crate) fn qp_lookup(&self, num: u32) -> Option<Arc<Qp>> {
         self.qps().get(num as usize)
+    }
+}
+
+impl crate::engine::QpPort for Qp {
+    fn num(&self) -> u32 {
+        Qp::num(self)
+    }
+
+    fn pd(&self) -> u32 {
+        Qp::pd(self)
+    }
+
+    fn sig_all(&self) -> bool {
+        self.sig_all
+    }
+
+    fn max_send_wr(&self) -> u32 {
+        self.caps.max_send_wr
+    }
+
+    fn sq_peek(&self) -> Option<SendWqe> {
+        Qp::sq_peek(self)
+    }
+
+    fn sq_posted(&self) -> bool {
+        Qp::sq_posted(self)
+    }
+
+    fn sq_unpark(&self) {
+        Qp::sq_unpark(self)
+    }
+
+    fn sq_advance(&self) -> bool {
+        Qp::sq_advance(self)
+    }
+
+    fn sq_complete(&self, done: &[SqDone]) {
+        Qp::sq_complete(self, done)
+    }
+
+    fn rq_take(&self) -> Result<Option<RecvWqe>, (RecvWqe, WcStatus)> {
+        Qp::rq_take(self)
+    }
+
+    fn rq_complete(
+        &self,
+        wqe: &RecvWqe,
+        status: WcStatus,
+        byte_len: u32,
+        flags: WcFlags,
+        ex: u64,
+        solicited: bool,
+    ) {
+        Qp::rq_complete(self, wqe, status, byte_len, flags, ex, solicited)
+    }
+
+    fn set_error(&self) {
+        Qp::set_error(self)
+    }
+
+    fn event(&self, ev: QpEvent) {
+        Qp::event(self, ev)
+    }
+
+    fn exec_local(&self, wqe: &SendWqe) -> WcStatus {
+        Qp::exec_local(self, wqe)
+    }
+
+    fn remote_allowed(&self, need: Access, via_iwcm: bool) -> bool {
+        Qp::remote_allowed(self, need, via_iwcm)
     }
 }

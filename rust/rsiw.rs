@@ -37,6 +37,8 @@ mod stream;
 mod uqueue;
 #[forbid(unsafe_code)]
 mod verbs;
+#[forbid(unsafe_code)]
+mod wr;
 
 /// The user ABI shared with the rdma-core provider.
 #[path = "abi/src/lib.rs"]

@@ -4,48 +4,16 @@
 //! (RFC 5040 §5.3: untagged buffers are consumed in posting order).
 
 use crate::{
-    device::Device,
     ffi::{lock::IrqSpinLock, obj::eopnotsupp, srq::IbSrqRef},
     uqueue::{BadWqe, UserRq},
 };
+use crate::wr::{RecvWqe, MAX_SGE};
 use kernel::{alloc::KVVec, prelude::*, sync::Arc};
 
-/// Scatter/gather entries per work request: the user ABI's, so that kernel and
-/// user QPs have one limit.
-pub(crate) const MAX_SGE: usize = crate::abi::wqe::MAX_SGE;
 /// Work requests per queue.
 pub(crate) const MAX_WR: u32 = 1 << 14;
 /// Shared receive queues per device.
 pub(crate) const MAX_SRQ: u32 = 1 << 10;
-
-/// One scatter/gather entry.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Sge {
-    /// Address (kernel virtual for kernel consumers, user VA for user MRs).
-    pub(crate) addr: u64,
-    /// Length in bytes.
-    pub(crate) len: u32,
-    /// Local STag.
-    pub(crate) lkey: u32,
-}
-
-/// A posted receive buffer.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct RecvWqe {
-    /// The consumer's work request id.
-    pub(crate) wr_id: u64,
-    /// Buffers, `num_sge` of them in use.
-    pub(crate) sge: [Sge; MAX_SGE],
-    /// Entries of `sge` in use.
-    pub(crate) num_sge: u8,
-}
-
-impl RecvWqe {
-    /// The entries in use.
-    pub(crate) fn sges(&self) -> &[Sge] {
-        self.sge.get(..usize::from(self.num_sge)).unwrap_or(&[])
-    }
-}
 
 /// A fixed-size FIFO of receive WQEs.
 pub(crate) struct RecvRing {
@@ -188,7 +156,6 @@ impl Srq {
     /// A kernel SRQ of `attr.max_wr` entries, or (with `user`) one whose ring
     /// `user(max_wr)` made; returns the granted attributes.
     pub(crate) fn new(
-        dev: &Device,
         ib: IbSrqRef,
         pd: u32,
         attr: SrqAttr,
@@ -199,9 +166,6 @@ impl Srq {
         }
         if attr.limit > attr.max_wr {
             return Err(EINVAL);
-        }
-        if !dev.get_srq() {
-            return Err(ENOMEM);
         }
         let ring = match user {
             Some(make) => make(MAX_WR).map(|ring| RecvQueue::User { ring, head: 0 }),
@@ -218,26 +182,14 @@ impl Srq {
                 GFP_KERNEL,
             )
         });
-        match made {
-            Ok(srq) => {
-                let max_wr = srq.inner.lock().ring.size();
-                let granted = SrqAttr {
-                    max_sge: srq.max_sge,
-                    max_wr,
-                    ..attr
-                };
-                Ok((srq, granted))
-            }
-            Err(e) => {
-                dev.put_srq();
-                Err(e)
-            }
-        }
-    }
-
-    /// Releases the device slot (destroy_srq).
-    pub(crate) fn destroy(&self, dev: &Device) {
-        dev.put_srq();
+        let srq = made?;
+        let max_wr = srq.inner.lock().ring.size();
+        let granted = SrqAttr {
+            max_sge: srq.max_sge,
+            max_wr,
+            ..attr
+        };
+        Ok((srq, granted))
     }
 
     /// The SRQ's protection domain number.

@@ -3,12 +3,9 @@
 //! after the Request/Reply exchange the stream carries FPDUs): non-blocking
 //! send, received bytes and close events for the RDMAP/DDP engine.
 
-use crate::{
-    cm::Endpoint,
-    ffi::{
-        sock::{Socket, StreamWatch},
-        zc::{self, Segs},
-    },
+use crate::ffi::{
+    sock::{Socket, Watch},
+    zc::{self, Segs},
 };
 use kernel::{
     new_mutex,
@@ -32,10 +29,20 @@ pub(crate) trait StreamConsumer: Send + Sync {
     fn closed(&self, abortive: bool);
 }
 
+/// Who owns the connection a stream belongs to (the CM's endpoint): it
+/// hears of every close, to report it to the iw_cm.
+pub(crate) trait StreamOwner: Send + Sync {
+    /// The socket closed under the stream (softirq): peer FIN, or RST/error
+    /// if `abortive`.
+    fn stream_closed(&self, abortive: bool);
+    /// The local side closes the stream (process context).
+    fn local_closed(&self);
+}
+
 /// The socket's callback context while a consumer is attached.
 pub(crate) struct Attached {
     conn: Arc<dyn StreamConsumer>,
-    ep: Arc<Endpoint>,
+    owner: Arc<dyn StreamOwner>,
 }
 
 impl Attached {
@@ -51,7 +58,7 @@ impl Attached {
 
     /// The socket closed: the CM reports it to the iw_cm, the consumer stops.
     pub(crate) fn closed(&self, abortive: bool) {
-        self.ep.stream_closed(abortive);
+        self.owner.stream_closed(abortive);
         self.conn.closed(abortive);
     }
 }
@@ -60,23 +67,23 @@ impl Attached {
 #[pin_data(PinnedDrop)]
 pub(crate) struct Stream {
     sock: Socket,
-    ep: Arc<Endpoint>,
+    owner: Arc<dyn StreamOwner>,
     /// The installed callbacks, if a consumer is attached. Process context
     /// only (attach, detach); never taken by a socket callback.
     #[pin]
-    watch: Mutex<Option<StreamWatch>>,
+    watch: Mutex<Option<Watch<Attached>>>,
 }
 
 #[allow(dead_code)] // attach, send and mss are the engine's
 impl Stream {
-    /// Wraps the connected `sock` of the CM endpoint `ep`.
-    pub(crate) fn new(sock: Socket, ep: Arc<Endpoint>) -> Result<Arc<Self>> {
+    /// Wraps the connected `sock` of the connection `owner` manages.
+    pub(crate) fn new(sock: Socket, owner: Arc<dyn StreamOwner>) -> Result<Arc<Self>> {
         // No timeouts: FPDU sends are non-blocking.
         sock.set_timeout(0);
         Arc::pin_init(
             pin_init!(Self {
                 sock,
-                ep,
+                owner,
                 watch <- new_mutex!(None, "rsiw_stream_watch"),
             }),
             GFP_KERNEL,
@@ -90,7 +97,7 @@ impl Stream {
         let ctx = Arc::new(
             Attached {
                 conn,
-                ep: self.ep.clone(),
+                owner: self.owner.clone(),
             },
             GFP_KERNEL,
         )?;
@@ -139,7 +146,7 @@ impl Stream {
     pub(crate) fn shutdown(&self, abortive: bool) {
         // First, so that the close the socket reports from within an
         // abortive shutdown is not taken for the peer's.
-        self.ep.local_closed();
+        self.owner.local_closed();
         self.sock.shutdown(abortive);
     }
 

@@ -17,8 +17,7 @@ use crate::{
     abi::{cmd, cqe as acqe, ring, wqe as awqe},
     cq::{Cqe, WcFlags, WcOpcode, WcStatus},
     ffi::{mmap::RingMem, udata::Udata},
-    qp::{Qp, QpState, SendOp, SendWqe, MAX_INLINE},
-    srq::{RecvWqe, Sge, MAX_SGE},
+    wr::{RecvWqe, SendOp, SendWqe, Sge, MAX_INLINE, MAX_SGE},
 };
 use core::sync::atomic::{fence, Ordering};
 use kernel::prelude::*;
@@ -465,21 +464,4 @@ pub(crate) fn srq_resp(srq: &UserRq) -> cmd::CreateSrqResp {
         srq_key: srq.ring.mem.key(),
         srq_len: srq.ring.mem.len() as u64,
     }
-}
-
-/// The provider's SQ doorbell: new SQEs on `qp`'s ring. RTS: the engine's TX
-/// looks at the ring; ERROR: the new SQEs are flushed; before RTS they wait in
-/// the ring for the connection. Process context of a uverbs ioctl, which may
-/// sleep: in RTS the engine transmits right here (`Conn::kick_direct`).
-pub(crate) fn doorbell(qp: &Qp) -> Result {
-    match qp.state() {
-        QpState::Rts | QpState::Sqd => {
-            if let Some(c) = qp.conn() {
-                c.kick_direct();
-            }
-        }
-        QpState::Error => qp.set_error(),
-        _ => {}
-    }
-    Ok(())
 }

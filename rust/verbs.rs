@@ -54,7 +54,7 @@ pub(crate) fn query_device(dev: &Device, udata: Option<&Udata<'_>>) -> Result<De
         max_mr_size: u64::MAX,
         max_qp: crate::qp::MAX_QP,
         max_qp_wr: crate::qp::MAX_QP_WR,
-        max_sge: crate::qp::MAX_SGE as u32,
+        max_sge: crate::wr::MAX_SGE as u32,
         // A Read Request names one data sink (RFC 5040 §4.4).
         max_sge_rd: 1,
         max_qp_rd_atom: crate::qp::MAX_RD_ATOMIC,
@@ -66,7 +66,7 @@ pub(crate) fn query_device(dev: &Device, udata: Option<&Udata<'_>>) -> Result<De
         max_mw: crate::mem::MAX_MR,
         max_srq: crate::srq::MAX_SRQ,
         max_srq_wr: crate::srq::MAX_WR,
-        max_srq_sge: crate::qp::MAX_SGE as u32,
+        max_srq_sge: crate::wr::MAX_SGE as u32,
         max_fast_reg_page_list_len: crate::mem::MAX_PBL,
         max_pd: MAX_PD,
         device_cap_flags: (bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS

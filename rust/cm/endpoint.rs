@@ -11,12 +11,12 @@ use super::{
 use crate::{
     device::Device,
     ffi::{
-        deadline::Deadline,
+        deadline::{Deadline, Expire},
         iwcm::{self, CmId, CmIdRef, ConnParam, Event, EventData},
-        sock::{cm_queue, errno, HandshakeWatch, Socket},
+        sock::{cm_queue, errno, Socket, Watch},
     },
     proto::mpa::{self, FrameKind, FrameRepr, LocalParams, MpaError, Revision, RtrSet},
-    stream::Stream,
+    stream::{Stream, StreamOwner},
 };
 use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::{
@@ -55,7 +55,7 @@ mod warn {
 /// A connection in MPA setup whose socket reports to the endpoint. Dropping
 /// it restores the socket's callbacks (the reference on the endpoint they
 /// hold would otherwise keep both alive) and closes the socket.
-struct Watched(Option<(Socket, HandshakeWatch)>);
+struct Watched(Option<(Socket, Watch<Endpoint>)>);
 
 impl Watched {
     /// Routes `sock`'s received bytes and state changes to `ep`'s work item.
@@ -151,7 +151,7 @@ pub(crate) struct Endpoint {
     /// the listener, for the work item.
     events: AtomicU8,
     /// The current phase's time limit; no work item waits for it.
-    deadline: Deadline,
+    deadline: Deadline<Endpoint>,
 }
 
 impl_has_work! {
@@ -244,12 +244,6 @@ impl Endpoint {
         // `cancel` waits for a running expiry, which sets EXPIRED first.
         self.deadline.cancel();
         self.events.fetch_and(!EXPIRED, Ordering::AcqRel);
-    }
-
-    /// The deadline timer passed (softirq): the work item ends the phase.
-    pub(crate) fn deadline_passed(self: Arc<Self>) {
-        self.events.fetch_or(EXPIRED, Ordering::AcqRel);
-        let _ = cm_queue().enqueue(self);
     }
 
     /// Bytes arrived or the socket's state changed during MPA setup
@@ -477,7 +471,7 @@ impl Endpoint {
             initiator: true,
             mss: sock.mss(),
         };
-        let stream = match Stream::new(sock, self.clone()) {
+        let stream = match self.stream_owner().and_then(|o| Stream::new(sock, o)) {
             Ok(s) => s,
             Err(e) => return self.report_connect_failed(id, e.to_errno(), &[]),
         };
@@ -805,7 +799,7 @@ impl Endpoint {
             initiator: false,
             mss: sock.mss(),
         };
-        let stream = Stream::new(sock, self.clone())
+        let stream = self.stream_owner().and_then(|o| Stream::new(sock, o))
             .inspect_err(|_| self.inner.lock().phase = Phase::Closed)?;
         let data = EventData {
             status: 0,
@@ -831,6 +825,11 @@ impl Endpoint {
         let _ = mpa_io::write(&sock, &mpa::reject_reply(&local, rev, private_data));
         sock.shutdown(false);
         Ok(())
+    }
+
+    /// This endpoint as the owner of its stream.
+    fn stream_owner(self: &Arc<Self>) -> Result<Arc<dyn StreamOwner>> {
+        Ok(Arc::new(Owner(self.clone()), GFP_KERNEL)?)
     }
 
     /// The socket closed under an established stream (softirq): the work
@@ -903,5 +902,26 @@ fn connect_status(e: SetupError) -> i32 {
         SetupError::Io(e) if e == EAGAIN || e == errno::timedout() => errno::timedout().to_errno(),
         SetupError::Io(e) if e == errno::connrefused() || errno::is_unreachable(e) => e.to_errno(),
         _ => errno::connreset().to_errno(),
+    }
+}
+
+/// The endpoint as its stream sees it: the close reports go to the work item.
+struct Owner(Arc<Endpoint>);
+
+impl StreamOwner for Owner {
+    fn stream_closed(&self, abortive: bool) {
+        self.0.stream_closed(abortive);
+    }
+
+    fn local_closed(&self) {
+        self.0.local_closed();
+    }
+}
+
+impl Expire for Endpoint {
+    /// The deadline timer passed (softirq): the work item ends the phase.
+    fn deadline_passed(self: Arc<Self>) {
+        self.events.fetch_or(EXPIRED, Ordering::AcqRel);
+        let _ = cm_queue().enqueue(self);
     }
 }

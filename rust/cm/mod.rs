@@ -13,7 +13,7 @@ use crate::{
     device::Device,
     ffi::{
         iwcm::{CmId, CmIdRef, ConnParam, EventData},
-        sock::{cm_queue, errno, ListenWatch, Socket},
+        sock::{cm_queue, errno, Socket, Watch},
     },
 };
 use kernel::{
@@ -27,7 +27,7 @@ use kernel::{
 /// empty) once stopped.
 struct ListenInner {
     sock: Option<Socket>,
-    watch: Option<ListenWatch>,
+    watch: Option<Watch<Listener>>,
     cm_id: Option<CmId>,
     /// Connections in MPA setup: their Request being read, or reported and
     /// awaiting `iw_accept`/`iw_reject`; a free slot is `None`.

@@ -31,12 +31,38 @@ pub(crate) fn lookup(dev: &Device, qpn: u32) -> Result<QpLink> {
     Ok(QpLink(qp))
 }
 
-/// Starts the engine on `qp` over `stream` and moves the QP to RTS with the
-/// negotiated ORD/IRD (the engine attaches itself to the QP and the stream).
+/// Starts the engine on `qp` over `stream`: binds the connection to the QP
+/// and moves it to RTS with the negotiated ORD/IRD in one step (a QP that
+/// has a connection, is not in INIT/RTR or is being destroyed is refused and
+/// keeps what it had), then installs the stream callbacks and kicks TX.
 pub(crate) fn start(qp: &QpLink, stream: Arc<Stream>, setup: &Setup) -> Result {
     let mut params = engine::Params::new(&setup.params, setup.initiator, setup.mss);
     if crate::ffi::iwcm::params().draft_swap {
         params.dialect = crate::proto::atomic::Dialect::Draft03;
     }
-    engine::Conn::start(qp.0.clone(), stream, params).map(|_| ())
+    let q = &qp.0;
+    let port: Arc<dyn engine::QpPort> = q.clone();
+    let res = engine::Resources {
+        mems: q.dev().mems().clone(),
+        inline: q.dev().inline_tx().clone(),
+    };
+    let conn = engine::Conn::new(port, &res, &stream, params)?;
+    let (ord, ird) = conn.ord_ird();
+    q.bind_conn(conn.clone(), ord, ird)?;
+    if let Err(e) = stream.attach(conn.clone()) {
+        conn.abandon();
+        q.set_error();
+        q.unbind_conn(&conn);
+        return Err(e);
+    }
+    // A `destroy_qp` (or RESET) that raced the attach may have quiesced the
+    // engine before the callbacks were installed: then nothing else would
+    // detach them.
+    if !q.is_bound(&conn) {
+        conn.abandon();
+        stream.detach();
+        return Err(EINVAL);
+    }
+    conn.kick();
+    Ok(())
 }

@@ -17,8 +17,9 @@
 //! here; every other kick goes to the workqueue as before.
 
 use super::Engine;
+use crate::ffi::lock::IrqSpinLock;
 use core::sync::atomic::Ordering;
-use kernel::sync::Arc;
+use kernel::{prelude::*, sync::Arc};
 
 /// Engines one drain holds at most; more go to the workqueue.
 const PENDING: usize = 8;
@@ -45,6 +46,26 @@ impl InlineTx {
     }
 }
 
+/// A device's inline TX state behind its leaf lock, shared by the device's
+/// engines.
+#[pin_data]
+pub(crate) struct InlineTxCell {
+    #[pin]
+    inner: IrqSpinLock<InlineTx>,
+}
+
+impl InlineTxCell {
+    /// No drainer, nothing pending.
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                inner <- crate::new_irq_spinlock!(InlineTx::new(), "rsiw_inline_tx"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+}
+
 /// What [`Engine::defer_inline`] did with a kick.
 pub(super) enum Deferred {
     /// Taken: the drainer runs the engine and drops its `busy` count.
@@ -64,7 +85,7 @@ impl Engine {
     /// Becomes the device's drainer if there is none; true if so (the
     /// caller must then call [`Engine::drain_inline`]).
     pub(super) fn begin_inline(&self) -> bool {
-        let mut g = self.qp.dev().inline_tx().lock();
+        let mut g = self.inline.inner.lock();
         if g.drainer != 0 {
             return false;
         }
@@ -75,7 +96,7 @@ impl Engine {
     /// A kick (holding a `busy` count) from the drainer's own task is kept
     /// for [`Engine::drain_inline`].
     pub(super) fn defer_inline(self: &Arc<Self>) -> Deferred {
-        let mut g = self.qp.dev().inline_tx().lock();
+        let mut g = self.inline.inner.lock();
         if g.drainer == 0 || g.drainer != current_task() {
             return Deferred::No;
         }
@@ -95,11 +116,11 @@ impl Engine {
     /// turn), then stops draining; with `run` false, queues them instead.
     /// Process context, no locks held.
     pub(super) fn drain_inline(&self, run: bool) {
-        let dev = self.qp.dev();
+        let dev = &self.inline.inner;
         let mut runs = if run { 0 } else { MAX_RUNS };
         loop {
             let (next, last) = {
-                let mut g = dev.inline_tx().lock();
+                let mut g = dev.lock();
                 // Stop taking kicks before the last run: what is kicked from
                 // now on goes to the workqueue.
                 if runs >= MAX_RUNS {
@@ -124,7 +145,6 @@ impl Engine {
         // Left over after MAX_RUNS: hand to the workqueue.
         loop {
             let next = dev
-                .inline_tx()
                 .lock()
                 .pending
                 .iter_mut()

@@ -4,9 +4,8 @@
 //! local STags), and copying a message's octets out of or into them.
 
 use crate::{
-    device::Device,
-    mem::{Access, Checked, MemError},
-    qp::{Sge, MAX_SGE},
+    mem::{Access, Checked, MemError, MemTable},
+    wr::{Sge, MAX_SGE},
 };
 use core::ops::Range;
 use kernel::prelude::*;
@@ -35,7 +34,7 @@ impl Local {
 
     /// Looks up and checks every non-empty SGE for `need` rights in `pd`.
     pub(crate) fn resolve(
-        dev: &Device,
+        mems: &MemTable,
         pd: u32,
         sges: &[Sge],
         need: Access,
@@ -43,7 +42,7 @@ impl Local {
         let mut l = Self::empty();
         for (i, s) in sges.iter().take(MAX_SGE).enumerate() {
             if s.len > 0 {
-                let m = dev.checked_mem(s.lkey, pd, need, s.addr, u64::from(s.len))?;
+                let m = mems.checked(s.lkey, pd, need, s.addr, u64::from(s.len))?;
                 if let Some(slot) = l.mem.get_mut(i) {
                     *slot = Some(m);
                 }

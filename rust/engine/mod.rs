@@ -7,16 +7,18 @@
 mod causes;
 mod inline;
 mod local;
+mod port;
 mod ring;
 mod rx;
 mod tx;
 
-pub(crate) use inline::InlineTx;
+pub(crate) use inline::InlineTxCell;
+pub(crate) use port::QpPort;
 
 use crate::{
     cq::WcStatus,
-    ffi::{crc::KernelCrc32c, lock::IrqSpinLock, wq},
-    mem::Checked,
+    ffi::{crc::KernelCrc32c, lock::IrqSpinLock, qp::QpEvent, wq},
+    mem::{Checked, MemTable},
     proto::{
         atomic::Dialect,
         crc,
@@ -25,7 +27,7 @@ use crate::{
         terminate::TerminateRepr,
         tx::{TxConfig, TxFramer},
     },
-    qp::{Qp, QpEvent, SendOp, SqDone, MAX_RD_ATOMIC},
+    wr::{SendOp, SqDone, MAX_RD_ATOMIC},
     stream::{Stream, StreamConsumer},
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -185,7 +187,11 @@ impl Shared {
 /// except `rq_take` (RQ/SRQ lock, innermost).
 #[pin_data]
 pub(crate) struct Engine {
-    qp: Arc<Qp>,
+    qp: Arc<dyn QpPort>,
+    /// The device's STag table: every STag the stream names is looked up here.
+    mems: Arc<MemTable>,
+    /// The device's inline TX state (`inline.rs`).
+    inline: Arc<InlineTxCell>,
     stream: Arc<Stream>,
     params: Params,
     /// No more TX work may be queued (the stream is shut down).
@@ -243,17 +249,22 @@ impl WorkItem for Engine {
 impl Engine {
     /// The engine of a new connection, not yet attached to anything (process
     /// context). Its state is built on the stack and moved into place, so
-    /// this stays out of line: its frame must be gone before `Conn::start`
+    /// this stays out of line: its frame must be gone before the CM
     /// attaches the stream, whose socket drain runs RX in the caller's
     /// context (a connection accepted from `rdma_accept` runs the peer's
     /// first FPDUs there).
     #[inline(never)]
-    fn build(qp: &Arc<Qp>, stream: &Arc<Stream>, params: Params) -> Result<Arc<Engine>> {
+    fn build(
+        qp: &Arc<dyn QpPort>,
+        dev: &Resources,
+        stream: &Arc<Stream>,
+        params: Params,
+    ) -> Result<Arc<Engine>> {
         if crc::self_test(&KernelCrc32c).is_err() {
             return Err(EIO);
         }
         let (ord, ird) = (params.ord, params.ird);
-        let sq = qp.caps().max_send_wr as usize;
+        let sq = qp.max_send_wr() as usize;
         // An unknown MSS (0) would give no room for a header: assume the minimum.
         let mulpdu = crate::proto::fpdu::mulpdu(params.mss.max(536), false);
         let shared = Shared {
@@ -292,6 +303,8 @@ impl Engine {
         Arc::pin_init(
             pin_init!(Engine {
                 qp: eng_qp,
+                mems: dev.mems.clone(),
+                inline: dev.inline.clone(),
                 stream: eng_stream,
                 params,
                 stopped: AtomicBool::new(false),
@@ -316,38 +329,45 @@ pub(crate) struct Conn {
     eng: Arc<Engine>,
 }
 
+/// What a connection uses of its device: the STag table and the inline TX
+/// state.
+pub(crate) struct Resources {
+    /// The STag table.
+    pub(crate) mems: Arc<MemTable>,
+    /// The inline TX state.
+    pub(crate) inline: Arc<InlineTxCell>,
+}
+
 impl Conn {
-    /// Starts the engine on `qp` over `stream` (process context): attaches
-    /// it to the QP, moves the QP to RTS with the negotiated ORD/IRD and
-    /// installs the stream callbacks (which may deliver queued bytes at
-    /// once). The initiator of a peer-to-peer connection sends its RTR.
-    pub(crate) fn start(qp: Arc<Qp>, stream: Arc<Stream>, params: Params) -> Result<Arc<Conn>> {
+    /// The engine of a new connection of `qp` over `stream` (process
+    /// context), not yet attached to either: the CM binds it to the QP
+    /// (`Qp::bind_conn`, with [`Self::ord_ird`]) and then to the stream
+    /// (`Stream::attach`, which may deliver queued bytes at once), then kicks
+    /// it. The initiator of a peer-to-peer connection sends its RTR first.
+    pub(crate) fn new(
+        qp: Arc<dyn QpPort>,
+        dev: &Resources,
+        stream: &Arc<Stream>,
+        params: Params,
+    ) -> Result<Arc<Conn>> {
         // rsiw never inserts markers (the CM refuses to negotiate them).
         if params.markers_tx {
             return Err(ENOTSUPP);
         }
         let (ord, ird) = (params.ord.min(MAX_RD_ATOMIC), params.ird.min(MAX_RD_ATOMIC));
-        let eng = Engine::build(&qp, &stream, Params { ord, ird, ..params })?;
-        let conn = Arc::new(Conn { eng: eng.clone() }, GFP_KERNEL)?;
-        // One step: a QP that has a connection (or is not in INIT/RTR, or is
-        // being destroyed) is refused and keeps its own.
-        qp.bind_conn(conn.clone(), ord, ird)?;
-        if let Err(e) = stream.attach(conn.clone()) {
-            eng.set_phase_closed();
-            qp.set_error();
-            qp.unbind_conn(&conn);
-            return Err(e);
-        }
-        // A `destroy_qp` (or RESET) that raced the attach may have quiesced
-        // the engine before the callbacks were installed: then nothing else
-        // would detach them.
-        if !qp.is_bound(&conn) {
-            eng.set_phase_closed();
-            stream.detach();
-            return Err(EINVAL);
-        }
-        eng.kick();
-        Ok(conn)
+        let eng = Engine::build(&qp, dev, stream, Params { ord, ird, ..params })?;
+        Ok(Arc::new(Conn { eng }, GFP_KERNEL)?)
+    }
+
+    /// The negotiated ORD and IRD, as the engine enforces them.
+    pub(crate) fn ord_ird(&self) -> (u32, u32) {
+        (self.eng.params.ord, self.eng.params.ird)
+    }
+
+    /// The connection never ran (its start failed): no TX work may be
+    /// queued for it.
+    pub(crate) fn abandon(&self) {
+        self.eng.set_phase_closed();
     }
 
     /// New SQ work: schedules TX (any context).

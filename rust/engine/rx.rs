@@ -9,7 +9,7 @@
 use super::{causes, Engine, Inbound, Local, Outbound, Phase};
 use crate::{
     cq::{WcFlags, WcStatus},
-    ffi::crc::KernelCrc32c,
+    ffi::{crc::KernelCrc32c, qp::QpEvent},
     mem::{Access, Checked, MemError},
     proto::{
         atomic::AtomicOp,
@@ -18,7 +18,7 @@ use crate::{
         rx::{HeaderInfo, Placement, RdmapHeader, RxError, RxParser, RxSink, SegmentEnd},
         terminate::TermCause,
     },
-    qp::{QpEvent, RecvWqe},
+    wr::RecvWqe,
 };
 use core::sync::atomic::Ordering;
 use kernel::{alloc::KVec, prelude::*, sync::Arc};
@@ -180,7 +180,7 @@ impl Sink<'_> {
 
     /// Invalidates local STag `stag` of this PD; false if it cannot be.
     fn invalidate(&self, stag: u32) -> bool {
-        self.eng.qp.dev().invalidate_stag(stag, self.pd()).is_ok()
+        self.eng.mems.invalidate(stag, self.pd()).is_ok()
     }
 
     /// The tagged buffer a Write or Read Response segment goes to, checked
@@ -205,10 +205,7 @@ impl Sink<'_> {
     /// §7.2), `causes::remote` for the memory a Read or Atomic Request names
     /// (RFC 5040 §7.1; RFC 7306 §9 puts Atomics under the same rules).
     fn checked_mem(&self, stag: u32, to: u64, len: u64, need: Access) -> Result<Checked, MemError> {
-        self.eng
-            .qp
-            .dev()
-            .checked_mem(stag, self.pd(), need, to, len)
+        self.eng.mems.checked(stag, self.pd(), need, to, len)
     }
 
     fn read_response(&mut self, stag: u32, to: u64, len: u16) -> Result<(), TermCause> {
@@ -266,7 +263,7 @@ impl Sink<'_> {
                 }
             };
             let buf = match Local::resolve(
-                self.eng.qp.dev(),
+                &self.eng.mems,
                 self.pd(),
                 wqe.sges(),
                 Access::LOCAL_WRITE,

@@ -21,7 +21,7 @@ use crate::{
         terminate::{TermCause, TerminateRepr},
         tx::{Piece, TxFramer, TxMessage},
     },
-    qp::{SendOp, SendWqe, MAX_INLINE},
+    wr::{SendOp, SendWqe, MAX_INLINE},
 };
 use core::sync::atomic::Ordering;
 use kernel::{alloc::KVVec, prelude::*, sync::Arc};
@@ -827,14 +827,14 @@ impl Engine {
         if w.sges().len() > 1 {
             return Err(WcStatus::LocQpOpErr);
         }
-        Local::resolve(self.qp.dev(), self.qp.pd(), w.sges(), Access::LOCAL_WRITE)
+        Local::resolve(&self.mems, self.qp.pd(), w.sges(), Access::LOCAL_WRITE)
             .map(drop)
             .map_err(|_| WcStatus::LocProtErr)
     }
 
     /// An Atomic's local result buffer: 8 octets we may write.
     fn atomic_result(&self, w: &SendWqe) -> Result<Local, WcStatus> {
-        let result = Local::resolve(self.qp.dev(), self.qp.pd(), w.sges(), Access::LOCAL_WRITE)
+        let result = Local::resolve(&self.mems, self.qp.pd(), w.sges(), Access::LOCAL_WRITE)
             .map_err(|_| WcStatus::LocProtErr)?;
         if result.total() < 8 {
             return Err(WcStatus::LocLenErr);
@@ -853,7 +853,7 @@ impl Engine {
     ) -> Result<bool, WcStatus> {
         let len = u32::try_from(w.len()).map_err(|_| WcStatus::LocLenErr)?;
         let resolve = |need: Access| {
-            Local::resolve(self.qp.dev(), self.qp.pd(), w.sges(), need)
+            Local::resolve(&self.mems, self.qp.pd(), w.sges(), need)
                 .map_err(|_| WcStatus::LocProtErr)
         };
         let payload = || -> Result<Src, WcStatus> {

@@ -269,5 +269,5 @@ unsafe extern "C" fn rsiw_rust_handshake_event(ctx: *const c_void) {
 #[no_mangle]
 unsafe extern "C" fn rsiw_rust_deadline_fired(ctx: *const c_void) {
     // SAFETY: per the function's safety requirements.
-    unsafe { super::deadline::fired(ctx) }
+    unsafe { super::deadline::fired::<cm::Endpoint>(ctx) }
 }

@@ -72,15 +72,18 @@ unsafe extern "C" fn rsiw_rust_create_cq(
         let ib = NonNull::new(cq).ok_or(EINVAL)?;
         // User CQs keep their ring in memory mapped to the provider.
         let user = udata.as_ref().map(|u| |max| UserCq::new(u, attr.cqe, max));
-        // SAFETY: the ib_cq lives until destroy_cq, after the last QP using it.
-        let (obj_, size) = Cq::new(&dev, unsafe { IbCqRef::new(ib) }, attr.cqe, user)?;
-        if let Some(u) = udata.as_mut() {
-            let resp = obj_.with_user(|r| uqueue::cq_resp(r, 0)).ok_or(EINVAL)?;
-            if let Err(e) = u.respond(&resp) {
-                obj_.destroy(&dev);
-                return Err(e);
-            }
+        if !dev.get_cq() {
+            return Err(ENOMEM);
         }
+        // SAFETY: the ib_cq lives until destroy_cq, after the last QP using it.
+        let made = Cq::new(unsafe { IbCqRef::new(ib) }, attr.cqe, user).and_then(|(c, size)| {
+            if let Some(u) = udata.as_mut() {
+                let resp = c.with_user(|r| uqueue::cq_resp(r, 0)).ok_or(EINVAL)?;
+                u.respond(&resp)?;
+            }
+            Ok((c, size))
+        });
+        let (obj_, size) = made.inspect_err(|_| dev.put_cq())?;
         // SAFETY: in create_cq; the slot is empty.
         unsafe {
             (*cq).cqe = size as c_int;
@@ -101,8 +104,8 @@ unsafe extern "C" fn rsiw_rust_destroy_cq(cq: *mut b::ib_cq, _udata: *mut b::ib_
         // SAFETY: live CQ of an rsiw device.
         let (_, dev) = unsafe { device((*cq).device) }?;
         // SAFETY: destroy_cq: no other op on this CQ runs or follows.
-        if let Some(c) = unsafe { obj::take::<Cq>(cq_slot(cq)) } {
-            c.destroy(&dev);
+        if unsafe { obj::take::<Cq>(cq_slot(cq)) }.is_some() {
+            dev.put_cq();
         }
         Ok(())
     })())
@@ -158,11 +161,11 @@ unsafe extern "C" fn rsiw_rust_req_notify_cq(
 /// Registers `init` and wraps it in a new `ib_mr`.
 fn new_mr(dev: &Device, init: MemInit) -> Result<*mut b::ib_mr> {
     let (iova, len) = (init.iova, init.len);
-    let mem = Mem::register(dev, init)?;
+    let mem = dev.mems().register(init)?;
     match mr::mr_new(mem.clone(), iova, len) {
         Ok(p) => Ok(p),
         Err(e) => {
-            mem.deregister(dev);
+            dev.mems().deregister(&mem);
             Err(e)
         }
     }
@@ -287,7 +290,7 @@ unsafe extern "C" fn rsiw_rust_dereg_mr(m: *mut b::ib_mr, _udata: *mut b::ib_uda
         }
         // SAFETY: from `mr_new`; the core never uses it after this op.
         if let Some(mem) = unsafe { mr::mr_free(m) } {
-            mem.deregister(&dev);
+            dev.mems().deregister(&mem);
         }
         Ok(())
     })())
@@ -318,7 +321,7 @@ unsafe extern "C" fn rsiw_rust_alloc_mw(mw: *mut b::ib_mw, _udata: *mut b::ib_ud
             iova: 0,
             len: 0,
         };
-        let mem = Mem::register(&dev, init)?;
+        let mem = dev.mems().register(init)?;
         let c = mw.cast::<b::rsiw_mw>();
         // SAFETY: the core allocated an `rsiw_mw` (INIT_RDMA_OBJ_SIZE) that
         // nobody else uses during the op; `priv` is empty.
@@ -344,7 +347,7 @@ unsafe extern "C" fn rsiw_rust_dealloc_mw(mw: *mut b::ib_mw) -> c_int {
         // SAFETY: an `rsiw_mw` whose slot `alloc_mw` filled; the core
         // frees it after this op and nothing borrows the slot.
         if let Some(mem) = unsafe { obj::take::<Mem>(&mut (*mw.cast::<b::rsiw_mw>()).priv_) } {
-            mem.deregister(&dev);
+            dev.mems().deregister(&mem);
         }
         Ok(())
     })())
@@ -650,15 +653,18 @@ unsafe extern "C" fn rsiw_rust_create_srq(
         let user = udata
             .as_ref()
             .map(|u| |max| UserRq::new(u, a.max_wr, max, a.max_sge.max(1)));
-        // SAFETY: the ib_srq lives until destroy_srq, after its last QP.
-        let (s, granted) = Srq::new(&dev, unsafe { IbSrqRef::new(ib) }, pdn, a, user)?;
-        if let Some(u) = udata.as_mut() {
-            let resp = s.with_user(uqueue::srq_resp).ok_or(EINVAL)?;
-            if let Err(e) = u.respond(&resp) {
-                s.destroy(&dev);
-                return Err(e);
-            }
+        if !dev.get_srq() {
+            return Err(ENOMEM);
         }
+        // SAFETY: the ib_srq lives until destroy_srq, after its last QP.
+        let made = Srq::new(unsafe { IbSrqRef::new(ib) }, pdn, a, user).and_then(|(s, g)| {
+            if let Some(u) = udata.as_mut() {
+                let resp = s.with_user(uqueue::srq_resp).ok_or(EINVAL)?;
+                u.respond(&resp)?;
+            }
+            Ok((s, g))
+        });
+        let (s, granted) = made.inspect_err(|_| dev.put_srq())?;
         init.attr.max_wr = granted.max_wr;
         init.attr.max_sge = granted.max_sge;
         // SAFETY: in create_srq; the slot is empty.
@@ -721,8 +727,8 @@ unsafe extern "C" fn rsiw_rust_destroy_srq(srq: *mut b::ib_srq, _udata: *mut b::
         // SAFETY: live SRQ of an rsiw device.
         let (_, dev) = unsafe { device((*srq).device) }?;
         // SAFETY: destroy_srq: no other op on this SRQ runs or follows.
-        if let Some(s) = unsafe { obj::take::<Srq>(srq_slot(srq)) } {
-            s.destroy(&dev);
+        if unsafe { obj::take::<Srq>(srq_slot(srq)) }.is_some() {
+            dev.put_srq();
         }
         Ok(())
     })())

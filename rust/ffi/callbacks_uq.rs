@@ -17,5 +17,5 @@ unsafe extern "C" fn rsiw_rust_qp_doorbell(qp: *mut b::ib_qp) -> c_int {
     let Some(q) = (unsafe { qp_obj(qp) }) else {
         return EINVAL.to_errno();
     };
-    ret(crate::uqueue::doorbell(&q))
+    ret(q.doorbell())
 }

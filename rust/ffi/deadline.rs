@@ -4,44 +4,55 @@
 //! without a work item waiting for it.
 
 use super::bindings;
-use crate::cm::Endpoint;
-use core::ptr::NonNull;
+use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{ffi::c_void, prelude::*, sync::Arc, types::ForeignOwnable};
 
-/// A one-shot timer that hands an endpoint to [`Endpoint::deadline_passed`].
+/// What a deadline hands itself to when it passes.
+pub(crate) trait Expire: Send + Sync + 'static {
+    /// The deadline passed (softirq; must not sleep).
+    fn deadline_passed(self: Arc<Self>);
+}
+
+/// A one-shot timer that hands its owner `T` to [`Expire::deadline_passed`].
 ///
-/// While armed, the timer owns one reference on the endpoint (given in
+/// While armed, the timer owns one reference on the `T` (given in
 /// [`Deadline::arm`], taken back by the expiry or by [`Deadline::cancel`]), so
-/// the endpoint, which owns the `Deadline`, outlives any armed timer.
+/// a `T` that owns the `Deadline` outlives any armed timer.
 ///
 /// # Invariants
 ///
 /// `ptr` is a live `rsiw_deadline` from `rsiw_shim_deadline_new`, owned by
 /// this value; its timer is armed only with a context from
-/// `Arc<Endpoint>::into_foreign`.
-pub(crate) struct Deadline {
+/// `Arc<T>::into_foreign`.
+pub(crate) struct Deadline<T: Expire> {
     ptr: NonNull<bindings::rsiw_deadline>,
+    _owner: PhantomData<Arc<T>>,
 }
 
 // SAFETY: the timer calls are safe from any thread; the owner serialises
 // `arm` and `cancel` (see there).
-unsafe impl Send for Deadline {}
+unsafe impl<T: Expire> Send for Deadline<T> {}
 // SAFETY: as for `Send`.
-unsafe impl Sync for Deadline {}
+unsafe impl<T: Expire> Sync for Deadline<T> {}
 
-impl Deadline {
+impl<T: Expire> Deadline<T> {
     /// An unarmed deadline.
     pub(crate) fn new() -> Result<Self> {
         // SAFETY: no preconditions; null on allocation failure.
         let p = unsafe { bindings::rsiw_shim_deadline_new() };
         // INVARIANT: a fresh, unarmed deadline.
-        NonNull::new(p).map(|ptr| Self { ptr }).ok_or(ENOMEM)
+        NonNull::new(p)
+            .map(|ptr| Self {
+                ptr,
+                _owner: PhantomData,
+            })
+            .ok_or(ENOMEM)
     }
 
     /// Fires `ms` from now with `ep`, replacing any earlier arming. Process
     /// context; the caller serialises `arm` and `cancel` on one deadline (the
     /// endpoint's phase lock).
-    pub(crate) fn arm(&self, ep: Arc<Endpoint>, ms: u32) {
+    pub(crate) fn arm(&self, ep: Arc<T>, ms: u32) {
         self.cancel();
         let ctx = ep.into_foreign();
         // SAFETY: `self` is live and, after `cancel`, not armed: the timer
@@ -60,12 +71,12 @@ impl Deadline {
         }
         // SAFETY: the timer was armed with `ctx` (from `into_foreign` in
         // `arm`) and will not fire any more: its reference is ours again.
-        drop(unsafe { Arc::<Endpoint>::from_foreign(ctx) });
+        drop(unsafe { Arc::<T>::from_foreign(ctx) });
         true
     }
 }
 
-impl Drop for Deadline {
+impl<T: Expire> Drop for Deadline<T> {
     fn drop(&mut self) {
         // SAFETY: owned and live; an armed timer would hold a reference on
         // the endpoint that owns `self`, so it is not armed.
@@ -77,11 +88,11 @@ impl Drop for Deadline {
 ///
 /// # Safety
 ///
-/// `ctx` is the context [`Deadline::arm`] gave the timer; each arming fires
-/// at most once and is then never cancelled.
-pub(super) unsafe fn fired(ctx: *const c_void) {
+/// `ctx` is the context [`Deadline::arm`] of a `Deadline<T>` gave the timer;
+/// each arming fires at most once and is then never cancelled.
+pub(super) unsafe fn fired<T: Expire>(ctx: *const c_void) {
     // SAFETY: per the function's safety requirements the timer's reference
     // is handed over here.
-    let ep = unsafe { Arc::<Endpoint>::from_foreign(ctx) };
-    ep.deadline_passed();
+    let owner = unsafe { Arc::<T>::from_foreign(ctx) };
+    owner.deadline_passed();
 }

@@ -3,7 +3,6 @@
 //! data slot, and connection events (the iWARP CM side of RFC 5044 §7 setup).
 
 use super::{bindings, sock::Socket};
-use crate::cm::{Endpoint, Listener};
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{error::to_result, ffi::c_void, prelude::*, sync::Arc, types::ForeignOwnable};
 
@@ -102,7 +101,7 @@ impl<'a> CmIdRef<'a> {
     }
 
     /// Stores the listener state of a listening cm_id.
-    pub(crate) fn set_listener(&self, l: Arc<Listener>) {
+    pub(crate) fn set_listener<T: 'static>(&self, l: Arc<T>) {
         self.set_provider_data(l.into_foreign().cast_mut());
     }
 
@@ -112,14 +111,14 @@ impl<'a> CmIdRef<'a> {
     ///
     /// The slot is null or was filled by `set_listener` (the iw_cm calls
     /// `destroy_listen` only on cm_ids that `create_listen` accepted).
-    pub(crate) unsafe fn take_listener(&self) -> Option<Arc<Listener>> {
+    pub(crate) unsafe fn take_listener<T: 'static>(&self) -> Option<Arc<T>> {
         let p = self.provider_data();
         if p.is_null() {
             return None;
         }
         self.set_provider_data(core::ptr::null_mut());
         // SAFETY: per the function's safety requirements.
-        Some(unsafe { Arc::<Listener>::from_foreign(p) })
+        Some(unsafe { Arc::<T>::from_foreign(p) })
     }
 
     /// Takes back the endpoint a `CONNECT_REQUEST` event handed over (the
@@ -130,14 +129,14 @@ impl<'a> CmIdRef<'a> {
     /// The slot is null or holds an endpoint given with
     /// [`CmId::connect_request`] (the iw_cm calls `accept`/`reject` only on
     /// cm_ids it created for our requests).
-    pub(crate) unsafe fn take_endpoint(&self) -> Option<Arc<Endpoint>> {
+    pub(crate) unsafe fn take_endpoint<T: 'static>(&self) -> Option<Arc<T>> {
         let p = self.provider_data();
         if p.is_null() {
             return None;
         }
         self.set_provider_data(core::ptr::null_mut());
         // SAFETY: per the function's safety requirements.
-        Some(unsafe { Arc::<Endpoint>::from_foreign(p) })
+        Some(unsafe { Arc::<T>::from_foreign(p) })
     }
 }
 
@@ -173,9 +172,9 @@ impl CmId {
 
     /// Reports a connection request on this listening cm_id, handing `ep`
     /// over as the new cm_id's provider data; on failure `ep` is dropped.
-    pub(crate) fn connect_request(
+    pub(crate) fn connect_request<T: 'static>(
         &self,
-        ep: Arc<Endpoint>,
+        ep: Arc<T>,
         sock: &Socket,
         data: &EventData<'_>,
     ) -> Result {
@@ -184,7 +183,7 @@ impl CmId {
         if r.is_err() {
             // SAFETY: the iw_cm did not take `p` (the event failed before a
             // cm_id was created), so it is still ours.
-            drop(unsafe { Arc::<Endpoint>::from_foreign(p) });
+            drop(unsafe { Arc::<T>::from_foreign(p) });
         }
         r
     }

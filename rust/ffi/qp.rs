@@ -10,7 +10,8 @@ use super::{
 use crate::{
     device::Device,
     mem::Access,
-    qp::{QpCaps, QpModify, QpState, RecvWqe, SendOp, SendWqe, Sge, MAX_INLINE, MAX_SGE},
+    qp::{QpCaps, QpModify, QpState},
+    wr::{RecvWqe, SendOp, SendWqe, Sge, MAX_INLINE, MAX_SGE},
 };
 use core::ptr::NonNull;
 use kernel::{prelude::*, sync::ArcBorrow};

@@ -4,10 +4,6 @@
 //! socket callbacks that report received bytes, write space and closes.
 
 use super::{bindings, iwcm::CmIdRef};
-use crate::{
-    cm::{Endpoint, Listener},
-    stream::Attached,
-};
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{error::to_result, ffi::c_void, prelude::*, sync::Arc, types::ForeignOwnable};
 
@@ -133,7 +129,7 @@ impl Socket {
 
     /// The next connection waiting on this listening socket, if any; its
     /// callbacks are the kernel's defaults and `TCP_NODELAY` is set.
-    pub(crate) fn accept(&self, watch: &ListenWatch) -> Result<Option<Self>> {
+    pub(crate) fn accept<T>(&self, watch: &Watch<T>) -> Result<Option<Self>> {
         let mut raw = core::ptr::null_mut();
         // SAFETY: `self` is live; `watch.saved` holds the default callbacks
         // this listener had; `raw` is writable.
@@ -270,21 +266,20 @@ impl Socket {
 
     /// Routes the listening socket's "connection ready" to
     /// `rsiw_rust_listen_ready` with `ctx`.
-    pub(crate) fn watch_listen(&self, ctx: Arc<Listener>) -> ListenWatch {
+    pub(crate) fn watch_listen<T: Send + Sync + 'static>(&self, ctx: Arc<T>) -> Watch<T> {
         self.watch(ctx, bindings::RSIW_WATCH_LISTEN)
     }
 
     /// Routes received bytes and state changes of a connection in MPA setup
     /// to `rsiw_rust_handshake_event` with `ctx`.
-    pub(crate) fn watch_handshake(&self, ctx: Arc<Endpoint>) -> HandshakeWatch {
+    pub(crate) fn watch_handshake<T: Send + Sync + 'static>(&self, ctx: Arc<T>) -> Watch<T> {
         self.watch(ctx, bindings::RSIW_WATCH_HANDSHAKE)
     }
 
     /// Routes received bytes, write space and closes of a connected socket to
     /// the `rsiw_rust_stream_*` callbacks (`ctx` is what they see); then hands
     /// over the bytes and close that arrived before.
-    #[allow(dead_code)] // through Stream::attach, the engine's
-    pub(crate) fn watch_stream(&self, ctx: Arc<Attached>) -> StreamWatch {
+    pub(crate) fn watch_stream<T: Send + Sync + 'static>(&self, ctx: Arc<T>) -> Watch<T> {
         let w = self.watch(ctx, bindings::RSIW_WATCH_STREAM);
         // SAFETY: `self` is live; process context (callers of watch_stream
         // are the CM's work items and verbs).
@@ -318,12 +313,6 @@ unsafe impl<T: Send + Sync> Send for Watch<T> {}
 // SAFETY: `&Watch` only reads the saved callbacks.
 unsafe impl<T: Send + Sync> Sync for Watch<T> {}
 
-/// A listening socket's watch.
-pub(crate) type ListenWatch = Watch<Listener>;
-/// A connection's watch during MPA setup.
-pub(crate) type HandshakeWatch = Watch<Endpoint>;
-/// A connected stream's watch.
-pub(crate) type StreamWatch = Watch<Attached>;
 
 /// The CM work queue (unbound; drained when the module unloads).
 pub(crate) fn cm_queue() -> &'static kernel::workqueue::Queue {
