@@ -170,3 +170,9 @@ impl Device {
         &self.qps
     }
 }
+
+impl crate::ffi::registry::DeviceData for Device {
+    fn netdev(&self) -> &NetDevice {
+        &self.netdev
+    }
+}

@@ -2,12 +2,12 @@
 //! The module's lifetime: registration at load, unregistration of every rsiw
 //! device at unload.
 
-use crate::{abi, ffi::registration::Registration};
+use crate::{abi, device::Device, ffi::registration::Registration};
 use kernel::prelude::*;
 
 /// The loaded module.
 pub(crate) struct RsiwModule {
-    _registration: Registration,
+    _registration: Registration<Device>,
 }
 
 impl kernel::Module for RsiwModule {

@@ -16,7 +16,7 @@ use kernel::{prelude::*, str::CStr};
 const NODE_DESC: &[u8] = b"rsiw";
 
 /// Creates, records and registers a device named `name` on `netdev`.
-pub(crate) fn new_link(reg: &Registry, name: &CStr, netdev: NetDevice) -> Result {
+pub(crate) fn new_link(reg: &Registry<Device>, name: &CStr, netdev: NetDevice) -> Result {
     // A device without a hardware address still needs a unique GID.
     let mac = netdev.hw_addr().unwrap_or_else(random_mac);
     let data = Device::new(netdev, mac)?;

@@ -3,15 +3,13 @@
 //! rights and bounds checks (RFC 5040 §6.4, RFC 5041 §7.2), copies into and
 //! out of registered memory, and invalidation (RFC 5040 §6.10).
 
-use crate::{
-    ffi::{
-        lock::IrqSpinLock,
-        mr::{kva_cmpxchg64, kva_load64, kva_read, kva_write},
-        umem::UserPages,
-    },
+use crate::ffi::{
+    lock::IrqSpinLock,
+    mr::{kva_cmpxchg64, kva_load64, kva_read, kva_write},
+    umem::UserPages,
 };
-use core::sync::atomic::{AtomicU32, Ordering};
 use crate::slots::Slots;
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{alloc::KVVec, prelude::*, sync::Arc};
 
 /// Access rights of a region, as `IB_ACCESS_*` bits.
@@ -770,7 +768,9 @@ impl MemTable {
     /// through a `Checked` stops: the region is invalid). A window lets go
     /// of its region.
     pub(crate) fn deregister(&self, mem: &Mem) {
-        let removed = self.slots.remove(mem.index.load(Ordering::Acquire) as usize);
+        let removed = self
+            .slots
+            .remove(mem.index.load(Ordering::Acquire) as usize);
         let parent = mem.unbind();
         drop(removed);
         drop(parent);

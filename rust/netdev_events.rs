@@ -2,6 +2,7 @@
 //! Following the netdev: link changes become port events, and the netdev's
 //! unregistration removes the rsiw device on it.
 
+use crate::device::Device;
 use crate::ffi::{
     attr::PortState,
     ib::{PortEvent, RegisteredDevice},
@@ -9,7 +10,7 @@ use crate::ffi::{
 };
 
 /// Handles one notifier event for the rsiw device on the netdev (RTNL held).
-pub(crate) fn handle(dev: RegisteredDevice, event: NetdevEvent) {
+pub(crate) fn handle(dev: RegisteredDevice<Device>, event: NetdevEvent) {
     match event {
         NetdevEvent::Up | NetdevEvent::Down | NetdevEvent::Change => {
             let state = dev.data().port_state();

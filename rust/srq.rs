@@ -3,11 +3,11 @@
 //! shared receive queue (SRQ) both use, and the SRQ with its limit event
 //! (RFC 5040 §5.3: untagged buffers are consumed in posting order).
 
+use crate::wr::{RecvWqe, MAX_SGE};
 use crate::{
     ffi::{lock::IrqSpinLock, obj::eopnotsupp, srq::IbSrqRef},
     uqueue::{BadWqe, UserRq},
 };
-use crate::wr::{RecvWqe, MAX_SGE};
 use kernel::{alloc::KVVec, prelude::*, sync::Arc};
 
 /// Work requests per queue.

@@ -190,4 +190,3 @@ impl SendWqe {
         self.sges().iter().map(|s| u64::from(s.len)).sum()
     }
 }
-

@@ -799,7 +799,9 @@ impl Endpoint {
             initiator: false,
             mss: sock.mss(),
         };
-        let stream = self.stream_owner().and_then(|o| Stream::new(sock, o))
+        let stream = self
+            .stream_owner()
+            .and_then(|o| Stream::new(sock, o))
             .inspect_err(|_| self.inner.lock().phase = Phase::Closed)?;
         let data = EventData {
             status: 0,

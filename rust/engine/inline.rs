@@ -144,11 +144,7 @@ impl Engine {
         }
         // Left over after MAX_RUNS: hand to the workqueue.
         loop {
-            let next = dev
-                .lock()
-                .pending
-                .iter_mut()
-                .find_map(Option::take);
+            let next = dev.lock().pending.iter_mut().find_map(Option::take);
             let Some(e) = next else { break };
             e.requeue_kick();
         }

@@ -27,8 +27,8 @@ use crate::{
         terminate::TerminateRepr,
         tx::{TxConfig, TxFramer},
     },
-    wr::{SendOp, SqDone, MAX_RD_ATOMIC},
     stream::{Stream, StreamConsumer},
+    wr::{SendOp, SqDone, MAX_RD_ATOMIC},
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{

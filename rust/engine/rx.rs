@@ -262,25 +262,21 @@ impl Sink<'_> {
                     return Err(TermCause::DDP_LOCAL_CATASTROPHIC);
                 }
             };
-            let buf = match Local::resolve(
-                &self.eng.mems,
-                self.pd(),
-                wqe.sges(),
-                Access::LOCAL_WRITE,
-            ) {
-                Ok(b) => b,
-                Err(_) => {
-                    let _ = self.defer(Action::Recv {
-                        wqe,
-                        status: WcStatus::LocProtErr,
-                        len: 0,
-                        flags: WcFlags::NONE,
-                        ex: 0,
-                        solicited: false,
-                    });
-                    return Err(TermCause::DDP_LOCAL_CATASTROPHIC);
-                }
-            };
+            let buf =
+                match Local::resolve(&self.eng.mems, self.pd(), wqe.sges(), Access::LOCAL_WRITE) {
+                    Ok(b) => b,
+                    Err(_) => {
+                        let _ = self.defer(Action::Recv {
+                            wqe,
+                            status: WcStatus::LocProtErr,
+                            len: 0,
+                            flags: WcFlags::NONE,
+                            ex: 0,
+                            solicited: false,
+                        });
+                        return Err(TermCause::DDP_LOCAL_CATASTROPHIC);
+                    }
+                };
             let imm = match h.rdmap {
                 RdmapHeader::Immediate(v) => Some(v),
                 _ => None,

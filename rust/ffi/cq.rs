@@ -2,8 +2,7 @@
 //! CQ glue: the `rsiw_cq` container, completion and async events to the
 //! consumer, and the kernel `ib_wc` a polled completion becomes.
 
-use super::{bindings, obj};
-use crate::cq::{Cq, Cqe};
+use super::{bindings, obj, qp::IbQpRef};
 use core::ptr::NonNull;
 use kernel::sync::ArcBorrow;
 
@@ -48,19 +47,39 @@ impl IbCqRef {
     }
 }
 
-/// Fills a kernel work completion from `cqe`.
-pub(crate) fn fill_wc(wc: &mut bindings::ib_wc, cqe: &Cqe) {
+/// What a kernel work completion reports (`ib_wc`'s fields, verbs values).
+pub(crate) struct WcFields {
+    /// The consumer's work request id.
+    pub(crate) wr_id: u64,
+    /// `IB_WC_*` status.
+    pub(crate) status: u32,
+    /// `IB_WC_*` opcode.
+    pub(crate) opcode: u32,
+    /// Bytes.
+    pub(crate) byte_len: u32,
+    /// The QP.
+    pub(crate) qp: Option<IbQpRef>,
+    /// Its number.
+    pub(crate) qp_num: u32,
+    /// `IB_WC_WITH_*` flags.
+    pub(crate) flags: u32,
+    /// Immediate data (low 32 bits used) or the invalidated STag.
+    pub(crate) ex: u64,
+}
+
+/// Fills a kernel work completion.
+pub(crate) fn fill_wc(wc: &mut bindings::ib_wc, cqe: &WcFields) {
     // SAFETY: all-zero is a valid `ib_wc` (integers, raw pointers, unions).
     *wc = unsafe { core::mem::zeroed() };
     // SAFETY: writing a union member of plain data.
     unsafe { *wc.__bindgen_anon_1.wr_id.as_mut() = cqe.wr_id };
-    wc.status = cqe.status as u32;
-    wc.opcode = cqe.opcode as u32;
+    wc.status = cqe.status;
+    wc.opcode = cqe.opcode;
     wc.byte_len = cqe.byte_len;
     wc.qp = cqe.qp.map_or(core::ptr::null_mut(), |q| q.as_ptr());
     wc.src_qp = cqe.qp_num;
-    wc.wc_flags = cqe.flags.0 as i32;
-    if cqe.flags.0 & crate::cq::WcFlags::WITH_INV.0 != 0 {
+    wc.wc_flags = cqe.flags as i32;
+    if cqe.flags & bindings::ib_wc_flags_IB_WC_WITH_INVALIDATE != 0 {
         // SAFETY: writing a union member of plain data.
         unsafe { *wc.ex.invalidate_rkey.as_mut() = cqe.ex as u32 };
     } else {
@@ -76,8 +95,9 @@ pub(crate) fn fill_wc(wc: &mut bindings::ib_wc, cqe: &Cqe) {
 ///
 /// # Safety
 ///
-/// `cq` must be a live `rsiw_cq` whose `priv` is unchanged for `'a`.
-pub(crate) unsafe fn cq_obj<'a>(cq: *mut bindings::ib_cq) -> Option<ArcBorrow<'a, Cq>> {
+/// `cq` must be a live `rsiw_cq` whose `priv` holds a `T` (or is null) and
+/// is unchanged for `'a`.
+pub(crate) unsafe fn cq_obj<'a, T: 'static>(cq: *mut bindings::ib_cq) -> Option<ArcBorrow<'a, T>> {
     // SAFETY: the core allocated `sizeof(struct rsiw_cq)` with `base` first;
     // `priv` is unchanged for `'a`.
     unsafe { obj::borrow((*cq.cast::<bindings::rsiw_cq>()).priv_) }

@@ -3,7 +3,6 @@
 //! for the duration of a verb callback.
 
 use super::{bindings, netdev::NetDevice};
-use crate::device::Device;
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{
     error::to_result,
@@ -39,14 +38,15 @@ pub(crate) enum PortEvent {
 /// `ptr` comes from `rsiw_shim_alloc_device` and is owned by this value:
 /// nobody else will free it; [`Drop`] hands it to `ib_dealloc_device`, which
 /// calls the `dealloc_driver` callback.
-pub(crate) struct NewDevice {
+pub(crate) struct NewDevice<T: Send + Sync + 'static> {
     ptr: NonNull<bindings::ib_device>,
+    _data: PhantomData<Arc<T>>,
 }
 
-impl NewDevice {
+impl<T: Send + Sync + 'static> NewDevice<T> {
     /// Allocates the device; `data` becomes its per-device state, released by
     /// the `dealloc_driver` callback.
-    pub(crate) fn alloc(init: &DevInit, data: Arc<Device>) -> Result<Self> {
+    pub(crate) fn alloc(init: &DevInit, data: Arc<T>) -> Result<Self> {
         let mut raw = bindings::rsiw_dev_init {
             node_guid: init.node_guid,
             num_comp_vectors: init.num_comp_vectors,
@@ -60,11 +60,14 @@ impl NewDevice {
         let ptr = unsafe { bindings::rsiw_shim_alloc_device(&raw, priv_) };
         match NonNull::new(ptr) {
             // INVARIANT: freshly allocated, owned by nobody else.
-            Some(ptr) => Ok(Self { ptr }),
+            Some(ptr) => Ok(Self {
+                ptr,
+                _data: PhantomData,
+            }),
             None => {
                 // SAFETY: the shim did not keep `priv_`; it came from
                 // `into_foreign` above and was not converted back.
-                drop(unsafe { Arc::<Device>::from_foreign(priv_) });
+                drop(unsafe { Arc::<T>::from_foreign(priv_) });
                 Err(ENOMEM)
             }
         }
@@ -101,7 +104,7 @@ impl NewDevice {
     }
 }
 
-impl Drop for NewDevice {
+impl<T: Send + Sync + 'static> Drop for NewDevice<T> {
     fn drop(&mut self) {
         // SAFETY: owned and unregistered per the type invariant; the core
         // requires exactly this call after a failed or skipped registration.
@@ -116,18 +119,19 @@ impl Drop for NewDevice {
 /// `ptr` points to an `ib_device` allocated by `rsiw_shim_alloc_device`
 /// whose per-device state has not been released, for all of `'a`.
 #[derive(Clone, Copy)]
-pub(crate) struct IbDev<'a> {
+pub(crate) struct IbDev<'a, T: 'static> {
     ptr: NonNull<bindings::ib_device>,
-    _life: PhantomData<&'a bindings::ib_device>,
+    _life: PhantomData<(&'a bindings::ib_device, &'a T)>,
 }
 
-impl<'a> IbDev<'a> {
+impl<'a, T: 'static> IbDev<'a, T> {
     /// Wraps the device pointer a verb callback received.
     ///
     /// # Safety
     ///
-    /// `ptr` must be an rsiw device, valid and not yet past `dealloc_driver`
-    /// for `'a` (the core guarantees this inside device ops).
+    /// `ptr` must be an rsiw device whose per-device state is an `Arc<T>`,
+    /// valid and not yet past `dealloc_driver` for `'a` (the core
+    /// guarantees this inside device ops).
     pub(crate) unsafe fn from_raw(ptr: *mut bindings::ib_device) -> Option<Self> {
         // INVARIANT: per the safety requirements.
         NonNull::new(ptr).map(|ptr| Self {
@@ -137,7 +141,7 @@ impl<'a> IbDev<'a> {
     }
 
     /// The driver's per-device state.
-    pub(crate) fn data(&self) -> Option<ArcBorrow<'a, Device>> {
+    pub(crate) fn data(&self) -> Option<ArcBorrow<'a, T>> {
         // SAFETY: valid per the type invariant.
         let p = unsafe { bindings::rsiw_shim_device_priv(self.ptr.as_ptr()) };
         if p.is_null() {
@@ -146,7 +150,7 @@ impl<'a> IbDev<'a> {
         // SAFETY: `priv` was set from `Arc::into_foreign` in `NewDevice::alloc`
         // and is only converted back in `dealloc_driver`, which the type
         // invariant excludes for `'a`.
-        Some(unsafe { <Arc<Device> as ForeignOwnable>::borrow(p) })
+        Some(unsafe { <Arc<T> as ForeignOwnable>::borrow(p) })
     }
 }
 
@@ -156,21 +160,18 @@ impl<'a> IbDev<'a> {
 ///
 /// `ptr` is a registered rsiw device on which this value holds one
 /// registration reference, released by [`Drop`] or [`Self::unregister_queued`].
-pub(crate) struct RegisteredDevice {
+pub(crate) struct RegisteredDevice<T> {
     ptr: NonNull<bindings::ib_device>,
-    data: Arc<Device>,
+    data: Arc<T>,
 }
 
-impl RegisteredDevice {
+impl<T> RegisteredDevice<T> {
     /// Takes a registration reference if the device is still registered.
     ///
     /// # Safety
     ///
     /// `ptr` must point to a live rsiw `ib_device` for the duration of the call.
-    pub(crate) unsafe fn try_get(
-        ptr: NonNull<bindings::ib_device>,
-        data: Arc<Device>,
-    ) -> Option<Self> {
+    pub(crate) unsafe fn try_get(ptr: NonNull<bindings::ib_device>, data: Arc<T>) -> Option<Self> {
         // SAFETY: live per the safety requirements.
         let ok = unsafe { bindings::rsiw_shim_device_try_get(ptr.as_ptr()) };
         // INVARIANT: `ok` means we now hold a registration reference.
@@ -178,7 +179,7 @@ impl RegisteredDevice {
     }
 
     /// The driver's per-device state.
-    pub(crate) fn data(&self) -> &Device {
+    pub(crate) fn data(&self) -> &T {
         &self.data
     }
 
@@ -201,14 +202,14 @@ impl RegisteredDevice {
     }
 }
 
-impl Drop for RegisteredDevice {
+impl<T> Drop for RegisteredDevice<T> {
     fn drop(&mut self) {
         // SAFETY: per the type invariant we own one registration reference.
         unsafe { bindings::ib_device_put(self.ptr.as_ptr()) };
     }
 }
 
-impl IbDev<'_> {
+impl<T> IbDev<'_, T> {
     /// Speed and width of the underlying Ethernet link, as IB enums.
     pub(crate) fn eth_speed(&self) -> Option<(u16, u8)> {
         let (mut speed, mut width) = (0u16, 0u8);

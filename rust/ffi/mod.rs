@@ -4,13 +4,10 @@
 
 pub(crate) mod attr;
 pub(crate) mod bindings;
-mod callbacks;
-mod callbacks_cm;
-mod callbacks_obj;
-mod callbacks_uq;
 pub(crate) mod cq;
 pub(crate) mod crc;
 pub(crate) mod deadline;
+mod entry;
 pub(crate) mod ib;
 pub(crate) mod iwcm;
 pub(crate) mod lock;

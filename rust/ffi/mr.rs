@@ -11,7 +11,6 @@
 //! `Mem::check` against such a registration.
 
 use super::bindings;
-use crate::mem::Mem;
 use core::{
     ptr::NonNull,
     sync::atomic::{AtomicU64, Ordering},
@@ -71,15 +70,19 @@ pub(crate) fn kva_cmpxchg64(kva: u64, old: u64, new: u64) -> Result<u64> {
     )
 }
 
-/// A new driver-allocated `ib_mr` owning an `Arc<Mem>`; the core fills in
-/// the device/PD/type fields after the verb returns.
+/// A new driver-allocated `ib_mr` with lkey and rkey `stag`, owning `mem`;
+/// the core fills in the device/PD/type fields after the verb returns.
 ///
 /// Returns the raw pointer handed back to the core.
-pub(crate) fn mr_new(mem: Arc<Mem>, iova: u64, len: u64) -> Result<*mut bindings::ib_mr> {
+pub(crate) fn mr_new<T: 'static>(
+    mem: Arc<T>,
+    stag: u32,
+    iova: u64,
+    len: u64,
+) -> Result<*mut bindings::ib_mr> {
     // SAFETY: plain allocation.
     let raw = unsafe { bindings::rsiw_shim_mr_alloc() };
     let mr = NonNull::new(raw).ok_or(ENOMEM)?;
-    let stag = mem.stag();
     // SAFETY: `raw` is a fresh zeroed `rsiw_mr` (base first); nobody else
     // has it yet.
     unsafe {
@@ -93,25 +96,25 @@ pub(crate) fn mr_new(mem: Arc<Mem>, iova: u64, len: u64) -> Result<*mut bindings
     Ok(mr.as_ptr())
 }
 
-/// The region of an rsiw `ib_mr`.
+/// The Rust object of an rsiw `ib_mr`.
 ///
 /// # Safety
 ///
-/// `mr` must be an `ib_mr` from [`mr_new`] not yet passed to [`mr_free`],
-/// valid for `'a`.
-pub(crate) unsafe fn mr_mem<'a>(mr: *mut bindings::ib_mr) -> Option<ArcBorrow<'a, Mem>> {
+/// `mr` must be an `ib_mr` from [`mr_new`] for a `T`, not yet passed to
+/// [`mr_free`], valid for `'a`.
+pub(crate) unsafe fn mr_obj<'a, T: 'static>(mr: *mut bindings::ib_mr) -> Option<ArcBorrow<'a, T>> {
     // SAFETY: per the function's requirements `mr` is an `rsiw_mr`.
     let p = unsafe { (*mr.cast::<bindings::rsiw_mr>()).priv_ };
     // SAFETY: `priv` came from `into_foreign` in `mr_new` and is released
     // only by `mr_free`.
-    (!p.is_null()).then(|| unsafe { <Arc<Mem> as ForeignOwnable>::borrow(p) })
+    (!p.is_null()).then(|| unsafe { <Arc<T> as ForeignOwnable>::borrow(p) })
 }
 
 /// The `iova`/`length` a consumer last set on an `ib_mr`.
 ///
 /// # Safety
 ///
-/// As for [`mr_mem`].
+/// As for [`mr_obj`].
 pub(crate) unsafe fn mr_range(mr: *const bindings::ib_mr) -> (u64, u64) {
     // SAFETY: valid per the requirements.
     unsafe { ((*mr).iova, (*mr).length) }
@@ -121,12 +124,13 @@ pub(crate) unsafe fn mr_range(mr: *const bindings::ib_mr) -> (u64, u64) {
 ///
 /// # Safety
 ///
-/// `mr` must come from [`mr_new`]; it is freed and must not be used again.
-pub(crate) unsafe fn mr_free(mr: *mut bindings::ib_mr) -> Option<Arc<Mem>> {
+/// `mr` must come from [`mr_new`] for a `T`; it is freed and must not be
+/// used again.
+pub(crate) unsafe fn mr_free<T: 'static>(mr: *mut bindings::ib_mr) -> Option<Arc<T>> {
     // SAFETY: per the requirements `mr` is an `rsiw_mr`.
     let p = unsafe { (*mr.cast::<bindings::rsiw_mr>()).priv_ };
     // SAFETY: freed once, after reading `priv`.
     unsafe { bindings::rsiw_shim_mr_free(mr) };
     // SAFETY: `priv` came from `into_foreign` and is converted back once.
-    (!p.is_null()).then(|| unsafe { Arc::<Mem>::from_foreign(p) })
+    (!p.is_null()).then(|| unsafe { Arc::<T>::from_foreign(p) })
 }

@@ -2,7 +2,10 @@
 //! Module-lifetime registration: the C shim's link ops and netdev notifier,
 //! bound to the device [`Registry`] they report to.
 
-use super::{bindings, registry::Registry};
+use super::{
+    bindings,
+    registry::{DeviceData, Registry},
+};
 use crate::abi;
 use core::mem::size_of;
 use kernel::{error::to_result, prelude::*, sync::Arc, types::ForeignOwnable};
@@ -15,17 +18,17 @@ use kernel::{error::to_result, prelude::*, sync::Arc, types::ForeignOwnable};
 /// `rsiw_shim_init`; it is converted back only in [`Drop`], after
 /// `rsiw_shim_exit` and [`Registry::unregister_all`], when no callback can
 /// use it any more.
-pub(crate) struct Registration {
-    registry: Arc<Registry>,
+pub(crate) struct Registration<T: DeviceData> {
+    registry: Arc<Registry<T>>,
     ctx: *const core::ffi::c_void,
 }
 
 // SAFETY: `ctx` is only an owned `Arc` in foreign form.
-unsafe impl Send for Registration {}
+unsafe impl<T: DeviceData> Send for Registration<T> {}
 // SAFETY: `&Registration` exposes nothing.
-unsafe impl Sync for Registration {}
+unsafe impl<T: DeviceData> Sync for Registration<T> {}
 
-impl Registration {
+impl<T: DeviceData> Registration<T> {
     /// Checks the bindings against the C compiler's layout, then registers
     /// link ops and the notifier.
     pub(crate) fn new() -> Result<Self> {
@@ -36,7 +39,7 @@ impl Registration {
         let ret = unsafe { bindings::rsiw_shim_init(ctx, abi::ABI_VERSION) };
         if let Err(e) = to_result(ret) {
             // SAFETY: the shim failed before publishing `ctx`.
-            drop(unsafe { Arc::<Registry>::from_foreign(ctx) });
+            drop(unsafe { Arc::<Registry<T>>::from_foreign(ctx) });
             return Err(e);
         }
         // INVARIANT: `ctx` was published to the shim.
@@ -44,7 +47,7 @@ impl Registration {
     }
 }
 
-impl Drop for Registration {
+impl<T: DeviceData> Drop for Registration<T> {
     fn drop(&mut self) {
         // SAFETY: registered in `new`; waits for a running newlink.
         unsafe { bindings::rsiw_shim_exit() };
@@ -53,7 +56,7 @@ impl Drop for Registration {
         // op can queue work any more, and this drains what is queued.
         unsafe { bindings::rsiw_shim_cm_exit() };
         // SAFETY: no callback can run any more (see the type invariant).
-        drop(unsafe { Arc::<Registry>::from_foreign(self.ctx) });
+        drop(unsafe { Arc::<Registry<T>>::from_foreign(self.ctx) });
     }
 }
 

@@ -6,14 +6,20 @@
 use super::{
     bindings,
     ib::{NewDevice, RegisteredDevice},
+    netdev::NetDevice,
 };
-use crate::device::Device;
 use core::ptr::NonNull;
 use kernel::{
     new_mutex,
     prelude::*,
     sync::{Arc, Mutex},
 };
+
+/// What the registry needs of a device's per-device state.
+pub(crate) trait DeviceData: Send + Sync + 'static {
+    /// The netdev the device's port runs over.
+    fn netdev(&self) -> &NetDevice;
+}
 
 /// One rsiw device, from allocation until it has been fenced after its
 /// `dealloc_driver`.
@@ -23,16 +29,16 @@ use kernel::{
 /// The entry owns one kobject reference (`get_device`) on `ibdev`, so the
 /// `ib_device` stays allocated as long as the entry exists. `data` is `None`
 /// once `dealloc_driver` has started ("retired").
-struct Entry {
+struct Entry<T> {
     ibdev: NonNull<bindings::ib_device>,
-    data: Option<Arc<Device>>,
+    data: Option<Arc<T>>,
 }
 
 // SAFETY: the pointer is only used for RDMA core calls, which may be made
 // from any thread.
-unsafe impl Send for Entry {}
+unsafe impl<T: Send + Sync> Send for Entry<T> {}
 
-impl Entry {
+impl<T: DeviceData> Entry<T> {
     /// Waits until no unregistration of the device is running — in
     /// particular until a `dealloc_driver` of ours has returned into the core
     /// — then drops the entry's reference.
@@ -50,20 +56,20 @@ impl Entry {
         unsafe { bindings::rsiw_shim_device_release(self.ibdev.as_ptr()) };
     }
 
-    fn live(&self) -> Option<&Arc<Device>> {
+    fn live(&self) -> Option<&Arc<T>> {
         self.data.as_ref()
     }
 }
 
 /// The fields [`Registry::inner`] protects.
-struct Inner {
+struct Inner<T> {
     /// Slots, `None` when free: 6.12's `KVec` cannot remove an element, and
     /// retiring (in `dealloc_driver`) must not allocate.
-    devices: KVec<Option<Entry>>,
+    devices: KVec<Option<Entry<T>>>,
 }
 
-impl Inner {
-    fn live(&self) -> impl Iterator<Item = (&Entry, &Arc<Device>)> {
+impl<T: DeviceData> Inner<T> {
+    fn live(&self) -> impl Iterator<Item = (&Entry<T>, &Arc<T>)> {
         self.devices
             .iter()
             .flatten()
@@ -71,7 +77,7 @@ impl Inner {
     }
 
     /// Takes out the first entry `pick` accepts.
-    fn take(&mut self, pick: impl Fn(&Entry) -> bool) -> Option<Entry> {
+    fn take(&mut self, pick: impl Fn(&Entry<T>) -> bool) -> Option<Entry<T>> {
         self.devices
             .iter_mut()
             .find(|slot| slot.as_ref().is_some_and(&pick))?
@@ -81,14 +87,14 @@ impl Inner {
 
 /// All rsiw devices.
 #[pin_data]
-pub(crate) struct Registry {
+pub(crate) struct Registry<T> {
     /// Protects the device list. Never held across an RDMA core call that can
     /// reach `dealloc_driver` (which takes it), nor while dropping an entry.
     #[pin]
-    inner: Mutex<Inner>,
+    inner: Mutex<Inner<T>>,
 }
 
-impl Registry {
+impl<T: DeviceData> Registry<T> {
     /// An empty registry.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
@@ -98,7 +104,7 @@ impl Registry {
 
     /// Records a new device; `EEXIST` if its netdev already has one.
     /// Retired entries are released first.
-    pub(crate) fn insert(&self, dev: &NewDevice, data: Arc<Device>) -> Result {
+    pub(crate) fn insert(&self, dev: &NewDevice<T>, data: Arc<T>) -> Result {
         self.reap();
         let Some(ibdev) = NonNull::new(dev.as_ptr()) else {
             return Err(EINVAL);
@@ -133,7 +139,7 @@ impl Registry {
     /// per-device state is returned so that the caller drops it after the
     /// lock. The entry itself stays until [`Self::reap`] or
     /// [`Self::unregister_all`] has fenced it.
-    pub(crate) fn retire(&self, ibdev: *mut bindings::ib_device) -> Option<Arc<Device>> {
+    pub(crate) fn retire(&self, ibdev: *mut bindings::ib_device) -> Option<Arc<T>> {
         let mut inner = self.inner.lock();
         inner
             .devices
@@ -159,7 +165,7 @@ impl Registry {
     pub(crate) fn registered_by_netdev(
         &self,
         netdev: *const bindings::net_device,
-    ) -> Option<RegisteredDevice> {
+    ) -> Option<RegisteredDevice<T>> {
         let inner = self.inner.lock();
         let (e, data) = inner.live().find(|(_, d)| d.netdev().is(netdev))?;
         // SAFETY: allocated per the type invariant of `Entry`.

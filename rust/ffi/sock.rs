@@ -313,7 +313,6 @@ unsafe impl<T: Send + Sync> Send for Watch<T> {}
 // SAFETY: `&Watch` only reads the saved callbacks.
 unsafe impl<T: Send + Sync> Sync for Watch<T> {}
 
-
 /// The CM work queue (unbound; drained when the module unloads).
 pub(crate) fn cm_queue() -> &'static kernel::workqueue::Queue {
     // SAFETY: created in `rsiw_shim_init` before any device (and so any CM

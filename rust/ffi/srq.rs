@@ -2,7 +2,6 @@
 //! SRQ glue: the `rsiw_srq` container and the SRQ limit event.
 
 use super::{bindings, obj};
-use crate::srq::Srq;
 use core::ptr::NonNull;
 use kernel::sync::ArcBorrow;
 
@@ -47,8 +46,11 @@ impl IbSrqRef {
 ///
 /// # Safety
 ///
-/// `srq` must be a live `rsiw_srq` whose `priv` is unchanged for `'a`.
-pub(crate) unsafe fn srq_obj<'a>(srq: *mut bindings::ib_srq) -> Option<ArcBorrow<'a, Srq>> {
+/// `srq` must be a live `rsiw_srq` whose `priv` holds a `T` (or is null) and
+/// is unchanged for `'a`.
+pub(crate) unsafe fn srq_obj<'a, T: 'static>(
+    srq: *mut bindings::ib_srq,
+) -> Option<ArcBorrow<'a, T>> {
     // SAFETY: the core allocated `sizeof(struct rsiw_srq)` with `base`
     // first; `priv` is unchanged for `'a`.
     unsafe { obj::borrow((*srq.cast::<bindings::rsiw_srq>()).priv_) }

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! C → Rust entry points of the user queues: the SQ doorbell uverbs method.
 
-use super::{bindings as b, callbacks::ret, qp::qp_obj};
+use super::dev::ret;
+use crate::{
+    ffi::{bindings as b, qp::qp_obj},
+    qp::Qp,
+};
 use core::ffi::c_int;
 use kernel::prelude::*;
 
@@ -14,7 +18,7 @@ use kernel::prelude::*;
 #[no_mangle]
 unsafe extern "C" fn rsiw_rust_qp_doorbell(qp: *mut b::ib_qp) -> c_int {
     // SAFETY: per the requirements; `priv` is set for every created QP.
-    let Some(q) = (unsafe { qp_obj(qp) }) else {
+    let Some(q) = (unsafe { qp_obj::<Qp>(qp) }) else {
         return EINVAL.to_errno();
     };
     ret(q.doorbell())

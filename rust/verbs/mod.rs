@@ -14,6 +14,11 @@ use crate::{
 };
 use kernel::prelude::*;
 
+pub(crate) mod cq;
+pub(crate) mod mr;
+pub(crate) mod qp;
+pub(crate) mod srq;
+
 /// Vendor id: ASCII "rsw"; not an IEEE OUI (rsiw is software).
 pub(crate) const VENDOR_ID: u32 = 0x0072_7377;
 /// Vendor part id.
@@ -90,7 +95,7 @@ fn mtu_enum(mtu: u32) -> bindings::ib_mtu {
 }
 
 /// `query_port`: state and MTU follow the netdev.
-pub(crate) fn query_port(ib: &IbDev<'_>, dev: &Device, port: u32) -> Result<PortAttr> {
+pub(crate) fn query_port(ib: &IbDev<'_, Device>, dev: &Device, port: u32) -> Result<PortAttr> {
     check_port(port)?;
     let mtu = dev.netdev().mtu();
     let (active_speed, active_width) = ib.eth_speed().unwrap_or((

@@ -3,7 +3,7 @@
 //! and netdevice-notifier callbacks the shim's tables point to. Each turns raw
 //! pointers into the safe wrappers and calls the driver.
 
-use super::{
+use crate::ffi::{
     bindings,
     ib::IbDev,
     netdev::{NetDevice, NetdevEvent},
@@ -35,9 +35,9 @@ pub(super) fn ret(r: Result) -> c_int {
 /// `ctx` must be the pointer `Registration::new` gave the shim, and the
 /// `Registration` must not have been dropped (the shim only calls back
 /// between `rsiw_shim_init` and the end of `Registration::drop`).
-unsafe fn registry<'a>(ctx: *const c_void) -> ArcBorrow<'a, Registry> {
+unsafe fn registry<'a>(ctx: *const c_void) -> ArcBorrow<'a, Registry<Device>> {
     // SAFETY: per the function's safety requirements.
-    unsafe { <Arc<Registry> as ForeignOwnable>::borrow(ctx) }
+    unsafe { <Arc<Registry<Device>> as ForeignOwnable>::borrow(ctx) }
 }
 
 /// The device a verb was called on, and its state.
@@ -47,7 +47,7 @@ unsafe fn registry<'a>(ctx: *const c_void) -> ArcBorrow<'a, Registry> {
 /// `ibdev` must be an rsiw device inside one of its `ib_device_ops`.
 pub(super) unsafe fn device<'a>(
     ibdev: *mut bindings::ib_device,
-) -> Result<(IbDev<'a>, ArcBorrow<'a, Device>)> {
+) -> Result<(IbDev<'a, Device>, ArcBorrow<'a, Device>)> {
     // SAFETY: the core calls device ops only between allocation and
     // `dealloc_driver`.
     let dev = unsafe { IbDev::from_raw(ibdev) }.ok_or(EINVAL)?;

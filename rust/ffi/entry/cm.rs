@@ -3,7 +3,7 @@
 //! `ib_device_ops` table and the socket callbacks of `shim_cm.c` (RFC 5044 §7
 //! connection setup and the stream under it).
 
-use super::{
+use crate::ffi::{
     bindings,
     ib::IbDev,
     iwcm::{self, CmIdRef, ConnParam},
@@ -151,7 +151,7 @@ unsafe extern "C" fn rsiw_rust_iw_destroy_listen(id: *mut bindings::iw_cm_id) ->
 #[no_mangle]
 unsafe extern "C" fn rsiw_rust_iw_add_ref(qp: *mut bindings::ib_qp) {
     // SAFETY: a live rsiw QP (see above).
-    if let Some(q) = unsafe { qp_obj(qp) } {
+    if let Some(q) = unsafe { qp_obj::<crate::qp::Qp>(qp) } {
         q.cm_hold();
     }
 }
@@ -165,7 +165,7 @@ unsafe extern "C" fn rsiw_rust_iw_add_ref(qp: *mut bindings::ib_qp) {
 #[no_mangle]
 unsafe extern "C" fn rsiw_rust_iw_rem_ref(qp: *mut bindings::ib_qp) {
     // SAFETY: as above.
-    if let Some(q) = unsafe { qp_obj(qp) } {
+    if let Some(q) = unsafe { qp_obj::<crate::qp::Qp>(qp) } {
         q.cm_release();
     }
 }
@@ -181,7 +181,7 @@ unsafe extern "C" fn rsiw_rust_iw_get_qp(
     qpn: c_int,
 ) -> *mut bindings::ib_qp {
     // SAFETY: iw_cm op on a registered device (see `cm_id`).
-    let Some(dev) = (unsafe { IbDev::from_raw(dev) }) else {
+    let Some(dev) = (unsafe { IbDev::<Device>::from_raw(dev) }) else {
         return core::ptr::null_mut();
     };
     let (Some(data), Ok(qpn)) = (dev.data(), u32::try_from(qpn)) else {
@@ -269,5 +269,5 @@ unsafe extern "C" fn rsiw_rust_handshake_event(ctx: *const c_void) {
 #[no_mangle]
 unsafe extern "C" fn rsiw_rust_deadline_fired(ctx: *const c_void) {
     // SAFETY: per the function's safety requirements.
-    unsafe { super::deadline::fired::<cm::Endpoint>(ctx) }
+    unsafe { crate::ffi::deadline::fired::<cm::Endpoint>(ctx) }
 }
