@@ -26,6 +26,8 @@ mod netdev_events;
 #[forbid(unsafe_code)]
 mod qp;
 #[forbid(unsafe_code)]
+mod queue;
+#[forbid(unsafe_code)]
 mod slots;
 #[forbid(unsafe_code)]
 mod srq;

@@ -5,7 +5,7 @@
 //! stream), with the per-WQE limits.
 
 use crate::{
-    cq::{WcOpcode, WcStatus},
+    cq::WcOpcode,
     mem::{Access, Mem},
 };
 use kernel::sync::Arc;
@@ -97,16 +97,6 @@ impl SendOp {
             Self::MaskedFetchAdd => WcOpcode::MaskedFetchAdd,
         }
     }
-}
-
-/// A send WQE the engine finished, for [`Qp::sq_complete`].
-#[derive(Clone, Copy)]
-pub(crate) struct SqDone {
-    pub(crate) wr_id: u64,
-    pub(crate) op: SendOp,
-    pub(crate) status: WcStatus,
-    pub(crate) byte_len: u32,
-    pub(crate) signaled: bool,
 }
 
 /// A posted send work request.

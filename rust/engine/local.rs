@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! Local buffers of work requests: resolving SGE lkeys to regions with the
 //! local STag checks (validity, PD, rights, bounds: RFC 5040 §6.4 applied to
-//! local STags), and copying a message's octets out of or into them.
+//! local STags), and copying a message's octets out of or into them; and
+//! the local operations of the SQ (fast registration, local invalidation,
+//! memory-window bind), executed in SQ order next to the STag table.
 
 use crate::{
+    cq::WcStatus,
     mem::{Access, Checked, MemError, MemTable},
-    wr::{Sge, MAX_SGE},
+    wr::{SendOp, SendWqe, Sge, MAX_SGE},
 };
 use core::ops::Range;
 use kernel::prelude::*;
@@ -138,4 +141,48 @@ impl Local {
             Err(MemError::Bounds)
         }
     }
+}
+
+/// Executes a local WQE (REG_MR, LOCAL_INV, BIND_MW) of a QP in `pd`: the
+/// engine runs it when it reaches the head of the SQ, then completes it.
+pub(super) fn exec(mems: &MemTable, pd: u32, w: &SendWqe) -> WcStatus {
+    let ok = match w.op {
+        SendOp::RegMr => match &w.reg {
+            Some((mem, key, access)) => mem
+                .fast_register(pd, (*key & 0xff) as u8, *access, w.reg_range)
+                .is_ok(),
+            None => false,
+        },
+        SendOp::LocalInv => mems.invalidate(w.inv_rkey, pd).is_ok(),
+        SendOp::BindMw => bind_mw(mems, pd, w).is_ok(),
+        _ => false,
+    };
+    if ok {
+        WcStatus::Success
+    } else {
+        WcStatus::LocProtErr
+    }
+}
+
+/// Binds a type-2 window (IBA 10.6.7.2.2): the new rkey keeps the window's
+/// index; the consumer chose its key byte.
+fn bind_mw(mems: &MemTable, pd: u32, w: &SendWqe) -> Result<(), MemError> {
+    let sge = match (w.num_sge, w.sge.first()) {
+        (1, Some(sge)) => *sge,
+        _ => return Err(MemError::Bounds),
+    };
+    if w.inv_rkey >> 8 != w.rkey >> 8 {
+        return Err(MemError::Stag);
+    }
+    // By index: the consumer's copy of the old key may be stale.
+    let mw = mems.by_index(w.rkey).ok_or(MemError::Stag)?;
+    let region = mems.lookup(sge.lkey).ok_or(MemError::Stag)?;
+    let access = Access(u32::try_from(w.imm).map_err(|_| MemError::Access)?);
+    mw.bind(
+        pd,
+        region,
+        (w.inv_rkey & 0xff) as u8,
+        access,
+        (sge.addr, u64::from(sge.len)),
+    )
 }

@@ -8,13 +8,13 @@ mod causes;
 mod inline;
 mod local;
 mod port;
-mod ring;
 mod rx;
 mod tx;
 
 pub(crate) use inline::InlineTxCell;
 pub(crate) use port::QpPort;
 
+use crate::queue::Fifo;
 use crate::{
     cq::WcStatus,
     ffi::{crc::KernelCrc32c, lock::IrqSpinLock, qp::QpEvent, wq},
@@ -28,7 +28,7 @@ use crate::{
         tx::{TxConfig, TxFramer},
     },
     stream::{Stream, StreamConsumer},
-    wr::{SendOp, SqDone, MAX_RD_ATOMIC},
+    wr::MAX_RD_ATOMIC,
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
@@ -38,7 +38,6 @@ use kernel::{
     workqueue::{Work, WorkItem},
 };
 use local::Local;
-use ring::Ring;
 
 /// What the MPA exchange negotiated for the stream (RFC 5044 §7.1, RFC 6581).
 #[derive(Clone, Copy, Debug)]
@@ -79,16 +78,6 @@ impl Params {
             dialect: Dialect::Rfc7306,
         }
     }
-}
-
-/// A send WQE the engine took from the SQ; completed strictly in SQ order.
-struct Inflight {
-    wr_id: u64,
-    op: SendOp,
-    signaled: bool,
-    byte_len: u32,
-    /// `None` while the operation runs.
-    status: Option<WcStatus>,
 }
 
 /// An outbound Read or Atomic request waiting for its response (ORD-bounded;
@@ -140,44 +129,17 @@ enum Phase {
 
 /// State shared by TX, RX and flush: [`Engine::shared`] protects it.
 struct Shared {
-    inflight: Ring<Inflight>,
-    /// Sequence number of `inflight`'s oldest entry.
-    base_seq: u64,
-    orq: Ring<Outbound>,
-    irq: Ring<Inbound>,
+    orq: Fifo<Outbound>,
+    irq: Fifo<Inbound>,
     phase: Phase,
     /// Responder in peer-to-peer mode: nothing is sent before the RTR came.
     rtr_wait: bool,
     /// Initiator in peer-to-peer mode: the RTR still to send.
     rtr_send: Option<Rtr>,
-    /// Someone is handing completions to the QP (keeps them in SQ order).
-    reaping: bool,
     /// TX left an SQ WQE for a free ORD slot or an empty ORQ (fence): the
     /// next response that frees one must kick it.
     tx_stalled: bool,
-    /// `flush` ran: the QP is in ERROR and flushes its own queues; TX takes
-    /// no more WQEs.
-    flushed: bool,
     next_request_id: u32,
-}
-
-impl Shared {
-    fn inflight_mut(&mut self, seq: u64) -> Option<&mut Inflight> {
-        let i = seq.checked_sub(self.base_seq)?;
-        self.inflight.get_mut(usize::try_from(i).ok()?)
-    }
-
-    /// Records the end of the in-flight WQE `seq` (unless flushed already).
-    fn finish(&mut self, seq: u64, status: WcStatus, byte_len: Option<u32>) {
-        if let Some(e) = self.inflight_mut(seq) {
-            if e.status.is_none() {
-                e.status = Some(status);
-                if let Some(n) = byte_len {
-                    e.byte_len = n;
-                }
-            }
-        }
-    }
 }
 
 /// The engine of one connection. Locks, outermost first: `tx` (TX work
@@ -223,9 +185,6 @@ pub(crate) struct Engine {
     work: Work<Engine>,
 }
 
-/// Completions handed to the QP per lock hold (`Engine::reap`).
-const REAP_BATCH: usize = 16;
-
 /// The TX CPU hint of the next connection.
 static NEXT_TX_CPU: AtomicU32 = AtomicU32::new(0);
 
@@ -264,20 +223,15 @@ impl Engine {
             return Err(EIO);
         }
         let (ord, ird) = (params.ord, params.ird);
-        let sq = qp.max_send_wr() as usize;
         // An unknown MSS (0) would give no room for a header: assume the minimum.
         let mulpdu = crate::proto::fpdu::mulpdu(params.mss.max(536), false);
         let shared = Shared {
-            inflight: Ring::new(sq)?,
-            base_seq: 0,
-            orq: Ring::new(ord as usize + 1)?,
-            irq: Ring::new(ird as usize)?,
+            orq: Fifo::new(ord as usize + 1)?,
+            irq: Fifo::new(ird as usize)?,
             phase: Phase::Running,
             rtr_wait: params.rtr.is_some() && !params.initiator,
             rtr_send: if params.initiator { params.rtr } else { None },
-            reaping: false,
             tx_stalled: false,
-            flushed: false,
             next_request_id: 1,
         };
         let rx_state = rx::RxState::new(
@@ -525,70 +479,15 @@ impl Engine {
         self.kick();
     }
 
-    /// Records the end of the in-flight WQE `seq` (unless flushed already).
+    /// Records the end of the taken WQE `seq` (a flushed one keeps its own).
     fn finish(&self, seq: u64, status: WcStatus, byte_len: Option<u32>) {
-        self.shared.lock().finish(seq, status, byte_len);
+        self.qp.sq_finish(seq, status, byte_len);
     }
 
-    /// Hands finished WQEs at the head of the in-flight queue to the QP, in
-    /// SQ order; returns true if one of them failed. Never called with an
-    /// engine lock held (completion handlers run from here).
+    /// Completes finished WQEs in SQ order; true if one of them failed.
+    /// Never called with an engine lock held (completion handlers run).
     fn reap(&self) -> bool {
-        let mut failed = false;
-        let mut first = true;
-        loop {
-            // Up to REAP_BATCH at a time: one `shared` and one QP lock hold
-            // for a burst of completions (a response burst finishes many).
-            let mut done = [SqDone {
-                wr_id: 0,
-                op: SendOp::Send,
-                status: WcStatus::Success,
-                byte_len: 0,
-                signaled: false,
-            }; REAP_BATCH];
-            let mut n = 0;
-            {
-                let mut s = self.shared.lock();
-                if first && s.reaping {
-                    // The active reaper rechecks the queue before it stops.
-                    return false;
-                }
-                first = false;
-                s.reaping = true;
-                while n < REAP_BATCH {
-                    if !matches!(
-                        s.inflight.front_mut(),
-                        Some(Inflight {
-                            status: Some(_),
-                            ..
-                        })
-                    ) {
-                        break;
-                    }
-                    let Some(e) = s.inflight.pop_front() else {
-                        break;
-                    };
-                    s.base_seq = s.base_seq.wrapping_add(1);
-                    let status = e.status.unwrap_or(WcStatus::WrFlushErr);
-                    failed |= status != WcStatus::Success && status != WcStatus::WrFlushErr;
-                    if let Some(d) = done.get_mut(n) {
-                        *d = SqDone {
-                            wr_id: e.wr_id,
-                            op: e.op,
-                            status,
-                            byte_len: e.byte_len,
-                            signaled: e.signaled,
-                        };
-                    }
-                    n += 1;
-                }
-                if n == 0 {
-                    s.reaping = false;
-                    return failed;
-                }
-            }
-            self.qp.sq_complete(done.get(..n).unwrap_or(&[]));
-        }
+        self.qp.sq_reap()
     }
 
     /// `Conn::flush`: fails every unfinished in-flight WQE, drops the
@@ -600,16 +499,9 @@ impl Engine {
         let recv = self.rx.lock().take_recv();
         {
             let mut s = self.shared.lock();
-            s.flushed = true;
-            for i in 0..s.inflight.len() {
-                if let Some(e) = s.inflight.get_mut(i) {
-                    e.status.get_or_insert(WcStatus::WrFlushErr);
-                }
-            }
-            while s.orq.pop_front().is_some() {}
-            while s.irq.pop_front().is_some() {}
+            s.orq.clear();
+            s.irq.clear();
         }
-        self.reap();
         if let Some(wqe) = recv {
             self.qp.rq_complete(
                 &wqe,

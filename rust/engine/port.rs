@@ -8,7 +8,7 @@ use crate::{
     cq::{WcFlags, WcStatus},
     ffi::qp::QpEvent,
     mem::Access,
-    wr::{RecvWqe, SendWqe, SqDone},
+    wr::{RecvWqe, SendWqe},
 };
 
 /// The QP side of a connection (`qp::Qp` implements it).
@@ -19,18 +19,22 @@ pub(crate) trait QpPort: Send + Sync {
     fn pd(&self) -> u32;
     /// Every successful send WQE completes (`IB_SIGNAL_ALL_WR`).
     fn sig_all(&self) -> bool;
-    /// Send queue size: the most WQEs the engine can hold at once.
-    fn max_send_wr(&self) -> u32;
     /// A copy of the oldest send WQE not yet handed over (see `Qp::sq_peek`).
     fn sq_peek(&self) -> Option<SendWqe>;
     /// A WQE is posted behind what was handed over (a hint).
     fn sq_posted(&self) -> bool;
     /// TX will look at the SQ: the provider's next posts need no doorbell.
     fn sq_unpark(&self);
-    /// The peeked WQE now belongs to the engine; returns [`Self::sq_posted`].
-    fn sq_advance(&self) -> bool;
-    /// WQEs the engine owned are done, oldest first.
-    fn sq_complete(&self, done: &[SqDone]);
+    /// The peeked WQE `w` now belongs to the engine: its sequence number
+    /// and whether another WQE is posted behind it; `None` once the QP left
+    /// RTS/SQD (the flush completes it).
+    fn sq_take(&self, w: &SendWqe) -> Option<(u64, bool)>;
+    /// The taken WQE `seq` ended with `status` (a flushed one keeps its own).
+    fn sq_finish(&self, seq: u64, status: WcStatus, byte_len: Option<u32>);
+    /// The oldest unfinished taken WQE gets `status` (a peer's Terminate).
+    fn sq_fail_oldest(&self, status: WcStatus);
+    /// Completes finished taken WQEs in SQ order; true if one failed.
+    fn sq_reap(&self) -> bool;
     /// The next receive buffer (or a refused user RQE to complete).
     fn rq_take(&self) -> Result<Option<RecvWqe>, (RecvWqe, WcStatus)>;
     /// Completes a receive WQE taken with [`Self::rq_take`].
@@ -47,8 +51,6 @@ pub(crate) trait QpPort: Send + Sync {
     fn set_error(&self);
     /// An asynchronous event for the consumer.
     fn event(&self, ev: QpEvent);
-    /// Runs a local WQE (REG_MR, LOCAL_INV, BIND_MW) in SQ order.
-    fn exec_local(&self, wqe: &SendWqe) -> WcStatus;
     /// May the peer do what needs `need` of the QP's remote rights?
     fn remote_allowed(&self, need: Access, via_iwcm: bool) -> bool;
 }

@@ -428,7 +428,7 @@ impl Sink<'_> {
             Ok(()) => WcStatus::Success,
             Err(_) => WcStatus::LocProtErr,
         };
-        s.finish(seq, status, Some(8));
+        self.eng.qp.sq_finish(seq, status, Some(8));
         drop(s);
         // The buffer's region references go outside the lock.
         drop(result);
@@ -753,16 +753,9 @@ impl Engine {
     /// send WQE gets its error, everything else is flushed.
     fn peer_terminate(self: &Arc<Self>, cause: TermCause) {
         pr_info!("qp {}: peer sent Terminate {:?}\n", self.qp.num(), cause);
+        self.qp.sq_fail_oldest(causes::peer_status(cause));
         {
             let mut s = self.shared.lock();
-            for i in 0..s.inflight.len() {
-                if let Some(e) = s.inflight.get_mut(i) {
-                    if e.status.is_none() {
-                        e.status = Some(causes::peer_status(cause));
-                        break;
-                    }
-                }
-            }
             if matches!(s.phase, Phase::Running) {
                 s.phase = Phase::Closing {
                     abortive: false,

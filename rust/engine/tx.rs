@@ -4,7 +4,7 @@
 //! cuts them into DDP segments of at most MULPDU octets (RFC 5041 §5) framed
 //! as MPA FPDUs (RFC 5044 §4) and writes them to the stream without blocking.
 
-use super::{Engine, Inbound, Inflight, Local, Outbound, Phase};
+use super::{Engine, Inbound, Local, Outbound, Phase};
 use crate::{
     cq::WcStatus,
     ffi::{
@@ -749,23 +749,14 @@ impl Engine {
                     return None;
                 }
                 let byte_len = u32::try_from(w.len()).unwrap_or(u32::MAX);
-                let seq = s.base_seq.wrapping_add(s.inflight.len() as u64);
-                let e = Inflight {
-                    wr_id: w.wr_id,
-                    op: w.op,
-                    signaled: w.signaled,
-                    byte_len,
-                    status: None,
-                };
-                // `Qp::set_error` flushes its ring only after `flush` (which
-                // takes this lock): while `flushed` is false the peeked WQE
-                // is still at the ring's peek position, so advancing here
-                // hands over exactly that WQE and nothing is completed twice.
-                if s.flushed || s.inflight.push(e).is_err() {
+                // One call hands the peeked WQE over (TX is the SQ's only
+                // consumer, so it is still the oldest posted); `None`: the QP
+                // left RTS meanwhile, and its flush completes the WQE.
+                let Some((seq, posted)) = self.qp.sq_take(&w) else {
                     drop(s);
                     drop(orq);
                     return None;
-                }
+                };
                 let mut request_id = 0;
                 match core::mem::replace(&mut orq, OrqEntry::No) {
                     OrqEntry::No => {}
@@ -800,7 +791,7 @@ impl Engine {
                 }
                 self.waited
                     .store(w.signaled || self.qp.sig_all(), Ordering::Relaxed);
-                let more = self.qp.sq_advance() || !s.irq.is_empty();
+                let more = posted || !s.irq.is_empty();
                 (seq, more, request_id)
             };
             drop(unqueued);
@@ -865,7 +856,7 @@ impl Engine {
         };
         let (tmpl, src, done) = match w.op {
             SendOp::RegMr | SendOp::LocalInv | SendOp::BindMw => {
-                let status = self.qp.exec_local(w);
+                let status = super::local::exec(&self.mems, self.qp.pd(), w);
                 self.finish(seq, status, None);
                 if self.reap() {
                     return Err(status);

@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! A fixed-capacity FIFO allocated once when a connection starts, for the
-//! engine's queues (in-flight send WQEs, outstanding Read/Atomic requests
-//! bounded by ORD, inbound ones bounded by IRD: RFC 5040 §6.5, RFC 7306 §5.2).
+//! The one queue type of the module: a fixed-capacity FIFO in kernel memory,
+//! allocated once, filled and emptied from any context. The send, receive
+//! and completion queues of kernel consumers keep their entries in one; a
+//! user queue keeps them in the ring mapped to the provider (`uqueue`) and
+//! the QP tracks what the engine took from it in one (`qp::sq`); the engine's
+//! request queues (outbound bounded by ORD, inbound by IRD: RFC 5040 §6.5,
+//! RFC 7306 §5.2) are ones too.
 
 use kernel::{alloc::KVVec, prelude::*};
 
-/// A FIFO of at most `capacity` entries; never allocates after [`Ring::new`],
+/// A FIFO of at most `capacity` entries; never allocates after [`Fifo::new`],
 /// so it can be filled from softirq.
-pub(crate) struct Ring<T> {
+pub(crate) struct Fifo<T> {
     slots: KVVec<Option<T>>,
     head: usize,
     len: usize,
 }
 
-impl<T> Ring<T> {
+impl<T> Fifo<T> {
     /// An empty ring of `capacity` (at least one) entries (process context).
     pub(crate) fn new(capacity: usize) -> Result<Self> {
         let capacity = capacity.max(1);
@@ -31,6 +35,11 @@ impl<T> Ring<T> {
     /// Entries queued.
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// Entries it holds at most.
+    pub(crate) fn capacity(&self) -> usize {
+        self.slots.len()
     }
 
     /// True if nothing is queued.
@@ -76,6 +85,19 @@ impl<T> Ring<T> {
         self.slots.get_mut(at).and_then(Option::as_mut)
     }
 
+    /// The `i`-th oldest entry.
+    pub(crate) fn get(&self, i: usize) -> Option<&T> {
+        if i >= self.len {
+            return None;
+        }
+        self.slots.get(self.index(i)).and_then(Option::as_ref)
+    }
+
+    /// The oldest entry.
+    pub(crate) fn front(&self) -> Option<&T> {
+        self.get(0)
+    }
+
     /// The oldest entry.
     pub(crate) fn front_mut(&mut self) -> Option<&mut T> {
         self.get_mut(0)
@@ -91,5 +113,10 @@ impl<T> Ring<T> {
         self.head = self.index(1);
         self.len -= 1;
         v
+    }
+
+    /// Drops every entry.
+    pub(crate) fn clear(&mut self) {
+        while self.pop_front().is_some() {}
     }
 }

@@ -3,25 +3,27 @@
 //! present them), the send and receive queues the engine consumes, flushing
 //! on ERROR, and async events.
 
+mod sq;
+
 use crate::{
     cq::{Cq, Cqe, WcFlags, WcOpcode, WcStatus},
     device::Device,
     engine::Conn,
     ffi::{lock::IrqSpinLock, owner::Owner, qp::IbQpRef},
-    mem::{Access, MemError},
+    mem::Access,
     srq::{RecvQueue, RecvRing, Srq},
     uqueue::{BadWqe, UserRq, UserSq},
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
-    alloc::KVVec,
     new_condvar,
     prelude::*,
     sync::{Arc, CondVar},
 };
 
 pub(crate) use crate::ffi::qp::QpEvent;
-use crate::wr::{RecvWqe, SendOp, SendWqe, SqDone, MAX_INLINE, MAX_SGE};
+use crate::wr::{RecvWqe, SendOp, SendWqe, MAX_INLINE, MAX_SGE};
+use sq::{Next, SendQueue};
 
 /// Queue pairs per device.
 pub(crate) const MAX_QP: u32 = 1 << 14;
@@ -116,166 +118,6 @@ pub(crate) struct QpModify {
     pub(crate) ird: Option<u32>,
 }
 
-/// The send-queue ring: `head..peek` belong to the engine, `peek..tail` are
-/// posted and not yet handed over. Indices are free-running.
-struct SendRing {
-    ring: KVVec<SendWqe>,
-    head: usize,
-    peek: usize,
-    tail: usize,
-}
-
-impl SendRing {
-    /// Forgets every WQE (RESET, destroy) and the regions they referenced.
-    fn clear(&mut self) {
-        for w in self.ring.iter_mut() {
-            w.reg = None;
-        }
-        self.head = 0;
-        self.peek = 0;
-        self.tail = 0;
-    }
-
-    fn slot(&mut self, i: usize) -> Option<&mut SendWqe> {
-        let size = self.ring.len();
-        self.ring.get_mut(i.checked_rem(size)?)
-    }
-}
-
-/// The provider's send ring and the indices the kernel owns: `head..next`
-/// belong to the engine, `next..` (up to the user's producer) are posted.
-struct UserSend {
-    ring: UserSq,
-    head: u32,
-    next: u32,
-}
-
-/// A send queue: the kernel consumer's ring or the provider's.
-enum SendQueue {
-    Kernel(SendRing),
-    User(UserSend),
-}
-
-/// What a look at the send queue found.
-// Returned once per WQE hand-over; boxing the WQE would allocate per post.
-#[allow(clippy::large_enum_variant)]
-enum Next {
-    /// A WQE to hand over (or to flush).
-    Wqe(SendWqe),
-    /// A user SQE the kernel refused: complete it with the error, then ERROR.
-    Bad(BadWqe),
-    /// Nothing posted.
-    Empty,
-}
-
-impl SendQueue {
-    /// The oldest posted WQE not yet handed over; with `park`, an empty user
-    /// SQ is marked idle so the provider rings the doorbell again.
-    fn next(&mut self, park: bool) -> Next {
-        match self {
-            Self::Kernel(k) => {
-                if k.peek == k.tail {
-                    return Next::Empty;
-                }
-                let peek = k.peek;
-                k.slot(peek).map_or(Next::Empty, |w| Next::Wqe(w.clone()))
-            }
-            Self::User(u) => {
-                let Ok(mut produced) = u.ring.produced(u.head) else {
-                    return Next::Bad(BadWqe {
-                        wr_id: 0,
-                        status: WcStatus::GeneralErr,
-                    });
-                };
-                if produced == u.next {
-                    if !park || u.ring.park(u.next) {
-                        return Next::Empty;
-                    }
-                    produced = u.ring.produced(u.head).unwrap_or(u.next);
-                    if produced == u.next {
-                        return Next::Empty;
-                    }
-                }
-                u.ring.unpark();
-                match u.ring.fetch(u.next) {
-                    Ok(w) => Next::Wqe(w),
-                    Err(bad) => Next::Bad(bad),
-                }
-            }
-        }
-    }
-
-    /// Some WQE is posted and not yet handed over (a hint: the provider may
-    /// post at any time).
-    fn posted(&self) -> bool {
-        match self {
-            Self::Kernel(k) => k.peek != k.tail,
-            Self::User(u) => u.ring.produced(u.head).is_ok_and(|p| p != u.next),
-        }
-    }
-
-    /// How many WQEs are posted and not yet handed over, as the user's
-    /// producer index says now: at most a ring's worth (a corrupt index
-    /// counts as none). A flush takes this many and no more, so a thread
-    /// that keeps posting cannot keep it going.
-    ///
-    /// A user SQ is marked idle first: whatever the provider posts from now
-    /// on rings the doorbell, which flushes it in turn (`uqueue::doorbell`).
-    fn flush_snapshot(&self) -> usize {
-        match self {
-            Self::Kernel(k) => k.tail.wrapping_sub(k.peek).min(k.ring.len()),
-            Self::User(u) => {
-                u.ring.idle_for_flush();
-                u.ring
-                    .produced(u.head)
-                    .map_or(0, |p| p.wrapping_sub(u.next).min(u.ring.entries()) as usize)
-            }
-        }
-    }
-
-    /// The WQE `next` returned now belongs to the engine (or was flushed).
-    fn advance(&mut self) {
-        match self {
-            Self::Kernel(k) => {
-                if k.peek != k.tail {
-                    let peek = k.peek;
-                    // Drop the ring's reference to a registered region now.
-                    if let Some(slot) = k.slot(peek) {
-                        slot.reg = None;
-                    }
-                    k.peek = peek.wrapping_add(1);
-                }
-            }
-            Self::User(u) => u.next = u.next.wrapping_add(1),
-        }
-    }
-
-    /// Frees the oldest slot the engine owned.
-    fn release_one(&mut self) {
-        match self {
-            Self::Kernel(k) => {
-                if k.head != k.peek {
-                    k.head = k.head.wrapping_add(1);
-                }
-            }
-            Self::User(u) => {
-                if u.head != u.next {
-                    u.head = u.head.wrapping_add(1);
-                    u.ring.release(u.head);
-                }
-            }
-        }
-    }
-
-    /// Forgets posted WQEs (RESET, destroy). A user ring keeps its contents:
-    /// the provider owns it.
-    fn clear(&mut self) {
-        if let Self::Kernel(k) = self {
-            k.clear();
-        }
-    }
-}
-
 /// The fields [`Qp::inner`] protects.
 struct Inner {
     state: QpState,
@@ -324,6 +166,9 @@ pub(crate) struct Qp {
     #[pin]
     cm_released: CondVar,
 }
+
+/// Completions handed to the CQ per QP lock hold (`Qp::sq_reap`).
+const REAP_BATCH: usize = 16;
 
 /// Validates and clamps requested sizes; `EINVAL` beyond the device limits.
 fn grant(caps: QpCaps, has_srq: bool) -> Result<QpCaps> {
@@ -398,29 +243,12 @@ impl Qp {
                     }
                     None => RecvQueue::Kernel(RecvRing::new(1)?),
                 };
-                (
-                    SendQueue::User(UserSend {
-                        ring: usq,
-                        head: 0,
-                        next: 0,
-                    }),
-                    rq,
-                )
+                (SendQueue::user(usq)?, rq)
             }
-            None => {
-                let ring =
-                    KVVec::from_elem(SendWqe::default(), caps.max_send_wr as usize, GFP_KERNEL)?;
-                let sq = SendRing {
-                    ring,
-                    head: 0,
-                    peek: 0,
-                    tail: 0,
-                };
-                (
-                    SendQueue::Kernel(sq),
-                    RecvQueue::Kernel(RecvRing::new(caps.max_recv_wr.max(1))?),
-                )
-            }
+            None => (
+                SendQueue::kernel(caps.max_send_wr as usize)?,
+                RecvQueue::Kernel(RecvRing::new(caps.max_recv_wr.max(1))?),
+            ),
         };
         let caps = *caps;
         Arc::pin_init(
@@ -671,16 +499,8 @@ impl Qp {
             let mut inner = self.inner.lock();
             match inner.state {
                 QpState::Rts | QpState::Sqd => {
-                    // User QPs post in their ring, never here.
-                    let SendQueue::Kernel(sq) = &mut inner.sq else {
-                        return Err(EINVAL);
-                    };
-                    if sq.tail.wrapping_sub(sq.head) >= sq.ring.len() {
-                        return Err(ENOMEM);
-                    }
-                    let tail = sq.tail;
-                    *sq.slot(tail).ok_or(ENOMEM)? = wqe;
-                    sq.tail = tail.wrapping_add(1);
+                    // User QPs post in their ring, never here (EINVAL).
+                    inner.sq.post(wqe)?;
                     let kick = (inner.state == QpState::Rts)
                         .then(|| inner.conn.clone())
                         .flatten();
@@ -737,8 +557,7 @@ impl Qp {
                 Next::Wqe(w) => return Some(w),
                 Next::Empty => return None,
                 Next::Bad(b) => {
-                    inner.sq.advance();
-                    inner.sq.release_one();
+                    inner.sq.drop_next();
                     inner.state = QpState::Error;
                     b
                 }
@@ -759,32 +578,71 @@ impl Qp {
     /// TX is scheduled and will look at the SQ: the provider's next posts
     /// need no doorbell.
     pub(crate) fn sq_unpark(&self) {
-        if let SendQueue::User(u) = &self.inner.lock().sq {
-            u.ring.unpark();
-        }
+        self.inner.lock().sq.unpark();
     }
 
-    /// The WQE [`Self::sq_peek`] returned now belongs to the engine.
-    /// Returns whether another WQE is posted behind it (the hint of
-    /// [`Self::sq_posted`], from the same lock hold).
-    pub(crate) fn sq_advance(&self) -> bool {
+    /// The WQE [`Self::sq_peek`] returned (`w`) now belongs to the engine:
+    /// returns its sequence number and whether another WQE is posted behind
+    /// it (the hint of [`Self::sq_posted`], from the same lock hold). `None`
+    /// if the QP left RTS/SQD meanwhile: the flush completes it.
+    pub(crate) fn sq_take(&self, w: &SendWqe) -> Option<(u64, bool)> {
         let mut inner = self.inner.lock();
-        inner.sq.advance();
-        inner.sq.posted()
+        if !matches!(inner.state, QpState::Rts | QpState::Sqd) {
+            return None;
+        }
+        let seq = inner.sq.take(w)?;
+        Some((seq, inner.sq.posted()))
     }
 
-    /// Completes WQEs the engine owned, oldest first: frees their slots (one
-    /// lock hold) and queues a CQE for each that was signaled or failed.
-    pub(crate) fn sq_complete(&self, done: &[SqDone]) {
-        {
-            let mut inner = self.inner.lock();
-            for _ in done {
-                inner.sq.release_one();
+    /// Records the end of the taken WQE `seq` (a flushed one keeps its
+    /// status); [`Self::sq_reap`] completes it in SQ order.
+    pub(crate) fn sq_finish(&self, seq: u64, status: WcStatus, byte_len: Option<u32>) {
+        self.inner.lock().sq.finish(seq, status, byte_len);
+    }
+
+    /// The oldest unfinished taken WQE gets `status` (a peer's Terminate).
+    pub(crate) fn sq_fail_oldest(&self, status: WcStatus) {
+        self.inner.lock().sq.fail_oldest(status);
+    }
+
+    /// Completes the finished WQEs at the head of the taken ones, in SQ
+    /// order: frees their slots and queues a CQE for each that was signaled
+    /// or failed. Returns true if one of them failed (not a flush). Never
+    /// called with an engine lock held (completion handlers run from here).
+    pub(crate) fn sq_reap(&self) -> bool {
+        let mut failed = false;
+        let mut first = true;
+        loop {
+            // Up to REAP_BATCH at a time: one lock hold for a burst of
+            // completions (a response burst finishes many).
+            let mut done: [Option<sq::Taken>; REAP_BATCH] = [None; REAP_BATCH];
+            let mut n = 0;
+            {
+                let mut inner = self.inner.lock();
+                if first && inner.sq.reaping {
+                    // The active reaper rechecks the queue before it stops.
+                    return false;
+                }
+                first = false;
+                inner.sq.reaping = true;
+                while n < REAP_BATCH {
+                    let Some(e) = inner.sq.pop_done() else { break };
+                    if let Some(d) = done.get_mut(n) {
+                        *d = Some(e);
+                    }
+                    n += 1;
+                }
+                if n == 0 {
+                    inner.sq.reaping = false;
+                    return failed;
+                }
             }
-        }
-        for d in done {
-            if d.signaled || self.sig_all || d.status != WcStatus::Success {
-                self.push_send_cqe(d.wr_id, d.op, d.status, d.byte_len);
+            for e in done.iter().flatten() {
+                let status = e.status.unwrap_or(WcStatus::WrFlushErr);
+                failed |= status != WcStatus::Success && status != WcStatus::WrFlushErr;
+                if e.signaled || self.sig_all || status != WcStatus::Success {
+                    self.push_send_cqe(e.wr_id, e.op, status, e.byte_len);
+                }
             }
         }
     }
@@ -867,6 +725,10 @@ impl Qp {
         if let Some(c) = conn {
             c.flush();
         }
+        // After the engine stopped RX: nothing is placed into a flushed
+        // WQE's buffers.
+        self.inner.lock().sq.flush_taken();
+        self.sq_reap();
         self.flush_posted();
         // IB spec 11.6.3: an SRQ QP reports when no receive WQE of it is left.
         if self.srq.is_some() && was != QpState::Error {
@@ -890,8 +752,7 @@ impl Qp {
                     Next::Wqe(w) => (w.wr_id, w.op),
                     Next::Bad(b) => (b.wr_id, SendOp::Send),
                 };
-                inner.sq.advance();
-                inner.sq.release_one();
+                inner.sq.drop_next();
                 w
             };
             self.sq_flush_one(w.0, w.1);
@@ -914,50 +775,6 @@ impl Qp {
     /// Terminate, `LastWqeReached` for SRQ QPs going to ERROR).
     pub(crate) fn event(&self, ev: QpEvent) {
         self.ib.event(ev);
-    }
-
-    /// Executes a local WQE (RegMr, LocalInv) in SQ order; the engine calls
-    /// it when such a WQE reaches the head, then completes it.
-    pub(crate) fn exec_local(&self, wqe: &SendWqe) -> WcStatus {
-        let ok = match wqe.op {
-            SendOp::RegMr => match &wqe.reg {
-                Some((mem, key, access)) => mem
-                    .fast_register(self.pd, (*key & 0xff) as u8, *access, wqe.reg_range)
-                    .is_ok(),
-                None => false,
-            },
-            SendOp::LocalInv => self.dev.mems().invalidate(wqe.inv_rkey, self.pd).is_ok(),
-            SendOp::BindMw => self.bind_mw(wqe).is_ok(),
-            _ => false,
-        };
-        if ok {
-            WcStatus::Success
-        } else {
-            WcStatus::LocProtErr
-        }
-    }
-
-    /// Binds a type-2 window (IBA 10.6.7.2.2): the new rkey keeps the
-    /// window's index; the consumer chose its key byte.
-    fn bind_mw(&self, w: &SendWqe) -> Result<(), MemError> {
-        let sge = match (w.num_sge, w.sge.first()) {
-            (1, Some(sge)) => *sge,
-            _ => return Err(MemError::Bounds),
-        };
-        if w.inv_rkey >> 8 != w.rkey >> 8 {
-            return Err(MemError::Stag);
-        }
-        // By index: the consumer's copy of the old key may be stale.
-        let mw = self.dev.mems().by_index(w.rkey).ok_or(MemError::Stag)?;
-        let region = self.dev.mems().lookup(sge.lkey).ok_or(MemError::Stag)?;
-        let access = Access(u32::try_from(w.imm).map_err(|_| MemError::Access)?);
-        mw.bind(
-            self.pd,
-            region,
-            (w.inv_rkey & 0xff) as u8,
-            access,
-            (sge.addr, u64::from(sge.len)),
-        )
     }
 
     /// `destroy_qp` (process context, may sleep): stops the engine, takes
@@ -1029,14 +846,9 @@ impl Qp {
     /// Runs `f` on a user QP's rings (the create response needs them).
     pub(crate) fn with_user<R>(&self, f: impl FnOnce(&UserSq, Option<&UserRq>) -> R) -> Option<R> {
         let inner = self.inner.lock();
-        let SendQueue::User(u) = &inner.sq else {
-            return None;
-        };
+        let u = inner.sq.user_ring()?;
         let rq = self.rq.lock();
-        Some(f(
-            &u.ring,
-            if self.srq.is_some() { None } else { rq.user() },
-        ))
+        Some(f(u, if self.srq.is_some() { None } else { rq.user() }))
     }
 
     /// Attributes for `query_qp`.
@@ -1098,10 +910,6 @@ impl crate::engine::QpPort for Qp {
         self.sig_all
     }
 
-    fn max_send_wr(&self) -> u32 {
-        self.caps.max_send_wr
-    }
-
     fn sq_peek(&self) -> Option<SendWqe> {
         Qp::sq_peek(self)
     }
@@ -1114,12 +922,20 @@ impl crate::engine::QpPort for Qp {
         Qp::sq_unpark(self)
     }
 
-    fn sq_advance(&self) -> bool {
-        Qp::sq_advance(self)
+    fn sq_take(&self, w: &SendWqe) -> Option<(u64, bool)> {
+        Qp::sq_take(self, w)
     }
 
-    fn sq_complete(&self, done: &[SqDone]) {
-        Qp::sq_complete(self, done)
+    fn sq_finish(&self, seq: u64, status: WcStatus, byte_len: Option<u32>) {
+        Qp::sq_finish(self, seq, status, byte_len)
+    }
+
+    fn sq_fail_oldest(&self, status: WcStatus) {
+        Qp::sq_fail_oldest(self, status)
+    }
+
+    fn sq_reap(&self) -> bool {
+        Qp::sq_reap(self)
     }
 
     fn rq_take(&self) -> Result<Option<RecvWqe>, (RecvWqe, WcStatus)> {
@@ -1144,10 +960,6 @@ impl crate::engine::QpPort for Qp {
 
     fn event(&self, ev: QpEvent) {
         Qp::event(self, ev)
-    }
-
-    fn exec_local(&self, wqe: &SendWqe) -> WcStatus {
-        Qp::exec_local(self, wqe)
     }
 
     fn remote_allowed(&self, need: Access, via_iwcm: bool) -> bool {
