@@ -3,11 +3,12 @@
 //! (next / solicited, RFC 5040 §5.3 Solicited Event), completion events and
 //! overflow (`IB_EVENT_CQ_ERR`).
 
+use crate::queue::{Backend, Fifo};
 use crate::{
     ffi::{cq::IbCqRef, lock::IrqSpinLock, qp::IbQpRef},
     uqueue::UserCq,
 };
-use kernel::{alloc::KVVec, prelude::*, sync::Arc};
+use kernel::{prelude::*, sync::Arc};
 
 /// Work completion status; values are the verbs ABI's (`IB_WC_*`). Some are
 /// not produced yet but belong to the user ABI's mapping.
@@ -123,20 +124,13 @@ enum Arm {
 
 /// A kernel consumer's ring (polled with `poll_cq`).
 struct KernelRing {
-    ring: KVVec<Cqe>,
-    /// Oldest unpolled entry.
-    head: usize,
-    count: usize,
+    ring: Fifo<Cqe>,
     arm: Arm,
 }
 
-/// Where completions go.
-enum Store {
-    /// Kernel consumer.
-    Kernel(KernelRing),
-    /// The provider's mapped ring; it polls and arms in user space.
-    User(UserCq),
-}
+/// Where completions go: a kernel consumer's ring, or the provider's mapped
+/// one (it polls and arms in user space).
+type Store = Backend<KernelRing, UserCq>;
 
 /// The fields [`Cq::inner`] protects.
 struct Inner {
@@ -155,22 +149,15 @@ enum Pushed {
 
 impl KernelRing {
     fn push(&mut self, cqe: Cqe) -> Pushed {
-        let size = self.ring.len();
-        if self.count >= size {
-            return Pushed::Overflow;
-        }
-        // `checked_rem`: no division-by-zero panic path (the ring is never empty).
-        let tail = (self.head + self.count).checked_rem(size).unwrap_or(0);
-        if let Some(slot) = self.ring.get_mut(tail) {
-            *slot = cqe;
-        }
-        self.count += 1;
         // RFC 5040 §5.3: a solicited arm fires on solicited (or failed) completions.
         let fire = match self.arm {
             Arm::None => false,
             Arm::Next => true,
             Arm::Solicited => cqe.solicited || cqe.status != WcStatus::Success,
         };
+        if self.ring.push(cqe).is_err() {
+            return Pushed::Overflow;
+        }
         if fire {
             self.arm = Arm::None;
         }
@@ -213,18 +200,13 @@ impl Cq {
                 let n = u.entries();
                 (Store::User(u), n)
             }
-            None => {
-                let ring = KVVec::from_elem(Cqe::default(), cqe as usize, GFP_KERNEL)?;
-                (
-                    Store::Kernel(KernelRing {
-                        ring,
-                        head: 0,
-                        count: 0,
-                        arm: Arm::None,
-                    }),
-                    cqe,
-                )
-            }
+            None => (
+                Store::Kernel(KernelRing {
+                    ring: Fifo::new(cqe as usize)?,
+                    arm: Arm::None,
+                }),
+                cqe,
+            ),
         };
         let cq = Arc::pin_init(
             pin_init!(Self {
@@ -289,14 +271,10 @@ impl Cq {
         let Store::Kernel(k) = &mut inner.store else {
             return 0;
         };
-        let size = k.ring.len();
         let mut n = 0;
-        while n < max && k.count > 0 {
-            if let Some(cqe) = k.ring.get(k.head) {
-                out(n, cqe);
-            }
-            k.head = (k.head + 1).checked_rem(size).unwrap_or(0);
-            k.count -= 1;
+        while n < max {
+            let Some(cqe) = k.ring.pop_front() else { break };
+            out(n, &cqe);
             n += 1;
         }
         n
@@ -318,6 +296,6 @@ impl Cq {
                 Arm::Next
             };
         }
-        Missed(report_missed && k.count > 0)
+        Missed(report_missed && !k.ring.is_empty())
     }
 }

@@ -120,3 +120,14 @@ impl<T> Fifo<T> {
         while self.pop_front().is_some() {}
     }
 }
+
+/// Where a queue's entries live: in kernel memory (a kernel consumer's queue),
+/// or in a ring mapped to the provider (a user queue: `uqueue`), which the
+/// kernel reads once per element and validates. Send, receive and completion
+/// queues are each one of these.
+pub(crate) enum Backend<K, U> {
+    /// A kernel consumer's queue.
+    Kernel(K),
+    /// The provider's ring.
+    User(U),
+}

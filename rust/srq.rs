@@ -3,88 +3,67 @@
 //! shared receive queue (SRQ) both use, and the SRQ with its limit event
 //! (RFC 5040 §5.3: untagged buffers are consumed in posting order).
 
+use crate::queue::{Backend, Fifo};
 use crate::wr::{RecvWqe, MAX_SGE};
 use crate::{
     ffi::{lock::IrqSpinLock, obj::eopnotsupp, srq::IbSrqRef},
     uqueue::{BadWqe, UserRq},
 };
-use kernel::{alloc::KVVec, prelude::*, sync::Arc};
+use kernel::{prelude::*, sync::Arc};
 
 /// Work requests per queue.
 pub(crate) const MAX_WR: u32 = 1 << 14;
 /// Shared receive queues per device.
 pub(crate) const MAX_SRQ: u32 = 1 << 10;
 
-/// A fixed-size FIFO of receive WQEs.
-pub(crate) struct RecvRing {
-    ring: KVVec<RecvWqe>,
-    head: usize,
-    count: usize,
-}
+/// A kernel consumer's receive WQEs, in posting order.
+pub(crate) struct RecvRing(Fifo<RecvWqe>);
 
 impl RecvRing {
     /// A ring of `size` entries (process context).
     pub(crate) fn new(size: u32) -> Result<Self> {
-        Ok(Self {
-            ring: KVVec::from_elem(RecvWqe::default(), size as usize, GFP_KERNEL)?,
-            head: 0,
-            count: 0,
-        })
+        Ok(Self(Fifo::new(size as usize)?))
     }
 
     /// Queues `wqe`; `ENOMEM` when full (the verbs' "queue full" status).
     pub(crate) fn push(&mut self, wqe: RecvWqe) -> Result {
-        let size = self.ring.len();
-        if self.count >= size {
-            return Err(ENOMEM);
-        }
-        let tail = (self.head + self.count).checked_rem(size).ok_or(ENOMEM)?;
-        *self.ring.get_mut(tail).ok_or(ENOMEM)? = wqe;
-        self.count += 1;
-        Ok(())
+        self.0.push(wqe).map_err(|_| ENOMEM)
     }
 
     /// Takes the oldest WQE.
     pub(crate) fn pop(&mut self) -> Option<RecvWqe> {
-        if self.count == 0 {
-            return None;
-        }
-        let wqe = *self.ring.get(self.head)?;
-        self.head = (self.head + 1).checked_rem(self.ring.len()).unwrap_or(0);
-        self.count -= 1;
-        Some(wqe)
+        self.0.pop_front()
     }
 
     /// Queued WQEs.
     pub(crate) fn len(&self) -> usize {
-        self.count
+        self.0.len()
     }
 
     /// Capacity.
     pub(crate) fn size(&self) -> u32 {
-        self.ring.len() as u32
+        self.0.capacity() as u32
     }
 }
 
-/// A receive queue: the kernel consumer's ring, or the provider's mapped one.
-pub(crate) enum RecvQueue {
-    /// Filled by `post_recv`/`post_srq_recv`.
-    Kernel(RecvRing),
-    /// Filled by the provider; `head` is the next RQE the kernel takes.
-    User {
-        /// The mapped ring.
-        ring: UserRq,
-        /// Next RQE to take (free-running, kernel-owned).
-        head: u32,
-    },
+/// The provider's receive ring and the next RQE the kernel takes
+/// (free-running, kernel-owned).
+pub(crate) struct UserRecv {
+    /// The mapped ring.
+    pub(crate) ring: UserRq,
+    /// Next RQE to take.
+    pub(crate) head: u32,
 }
 
-impl RecvQueue {
+/// A receive queue: the kernel consumer's ring, or the provider's mapped one.
+pub(crate) type RecvQueue = Backend<RecvRing, UserRecv>;
+
+impl Backend<RecvRing, UserRecv> {
     /// Posts a kernel consumer's WQE; user queues are posted in their ring.
     pub(crate) fn push(&mut self, wqe: RecvWqe) -> Result {
         match self {
             Self::Kernel(r) => r.push(wqe),
-            Self::User { .. } => Err(EINVAL),
+            Self::User(_) => Err(EINVAL),
         }
     }
 
@@ -93,7 +72,7 @@ impl RecvQueue {
     pub(crate) fn pop(&mut self) -> Result<Option<RecvWqe>, BadWqe> {
         match self {
             Self::Kernel(r) => Ok(r.pop()),
-            Self::User { ring, head } => ring.take(head),
+            Self::User(u) => u.ring.take(&mut u.head),
         }
     }
 
@@ -101,7 +80,7 @@ impl RecvQueue {
     pub(crate) fn len(&self) -> usize {
         match self {
             Self::Kernel(r) => r.len(),
-            Self::User { ring, head } => ring.pending(*head).unwrap_or(0) as usize,
+            Self::User(u) => u.ring.pending(u.head).unwrap_or(0) as usize,
         }
     }
 
@@ -109,7 +88,7 @@ impl RecvQueue {
     pub(crate) fn size(&self) -> u32 {
         match self {
             Self::Kernel(r) => r.size(),
-            Self::User { ring, .. } => ring.entries(),
+            Self::User(u) => u.ring.entries(),
         }
     }
 
@@ -117,7 +96,7 @@ impl RecvQueue {
     pub(crate) fn user(&self) -> Option<&UserRq> {
         match self {
             Self::Kernel(_) => None,
-            Self::User { ring, .. } => Some(ring),
+            Self::User(u) => Some(&u.ring),
         }
     }
 }
@@ -168,7 +147,7 @@ impl Srq {
             return Err(EINVAL);
         }
         let ring = match user {
-            Some(make) => make(MAX_WR).map(|ring| RecvQueue::User { ring, head: 0 }),
+            Some(make) => make(MAX_WR).map(|ring| RecvQueue::User(UserRecv { ring, head: 0 })),
             None => RecvRing::new(attr.max_wr).map(RecvQueue::Kernel),
         };
         let made = ring.and_then(|ring| {

@@ -3,16 +3,19 @@
 //! present them), the send and receive queues the engine consumes, flushing
 //! on ERROR, and async events.
 
+mod conn;
+mod port;
+mod rq;
 mod sq;
 
 use crate::{
-    cq::{Cq, Cqe, WcFlags, WcOpcode, WcStatus},
+    cq::{Cq, Cqe, WcFlags, WcStatus},
     device::Device,
     engine::Conn,
     ffi::{lock::IrqSpinLock, owner::Owner, qp::IbQpRef},
     mem::Access,
-    srq::{RecvQueue, RecvRing, Srq},
-    uqueue::{BadWqe, UserRq, UserSq},
+    srq::{RecvQueue, RecvRing, Srq, UserRecv},
+    uqueue::{UserRq, UserSq},
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -22,7 +25,8 @@ use kernel::{
 };
 
 pub(crate) use crate::ffi::qp::QpEvent;
-use crate::wr::{RecvWqe, SendOp, SendWqe, MAX_INLINE, MAX_SGE};
+use crate::wr::{SendOp, SendWqe, MAX_INLINE, MAX_SGE};
+use rq::bad_recv;
 use sq::{Next, SendQueue};
 
 /// Queue pairs per device.
@@ -239,7 +243,7 @@ impl Qp {
                 let rq = match urq {
                     Some(r) => {
                         caps.max_recv_wr = r.entries();
-                        RecvQueue::User { ring: r, head: 0 }
+                        RecvQueue::User(UserRecv { ring: r, head: 0 })
                     }
                     None => RecvQueue::Kernel(RecvRing::new(1)?),
                 };
@@ -348,79 +352,6 @@ impl Qp {
         self.sig_all
     }
 
-    /// The connection the engine runs, if any.
-    pub(crate) fn conn(&self) -> Option<Arc<Conn>> {
-        self.inner.lock().conn.clone()
-    }
-
-    /// May the caller bind a connection to this QP? The QP must be its
-    /// own (a user QP: the creating process; a kernel QP: a kernel context),
-    /// in INIT or RTR, without a connection and not being destroyed. Checked
-    /// again by [`Self::bind_conn`] in the same lock hold as the binding;
-    /// this early look lets the CM refuse before it answers the peer.
-    pub(crate) fn may_bind(&self) -> Result {
-        if !self.owner.is_caller() {
-            return Err(EACCES);
-        }
-        let inner = self.inner.lock();
-        Self::bindable(&inner)
-    }
-
-    fn bindable(inner: &Inner) -> Result {
-        if inner.destroying || inner.conn.is_some() {
-            return Err(EBUSY);
-        }
-        if !matches!(inner.state, QpState::Init | QpState::Rtr) {
-            return Err(EINVAL);
-        }
-        Ok(())
-    }
-
-    /// Binds the connection the CM set up (after MPA) and moves the QP to
-    /// RTS with the negotiated ORD/IRD (RFC 6581), in one lock hold: a QP
-    /// that has a connection, is not in INIT/RTR or is being destroyed is
-    /// refused and keeps what it had.
-    ///
-    /// The QP gets the remote rights the iw_cm gives an iWARP QP on its way
-    /// to RTR (`iw_cm_init_qp_attr`: remote write and read). rdma_cm applies
-    /// them only to a QP it moves itself (a kernel QP, or an accepting user's);
-    /// the connecting side of a user QP still has INIT's local-write-only
-    /// flags, and the stream must not depend on which side the consumer was.
-    /// A consumer narrows them with `modify_qp` once connected.
-    pub(crate) fn bind_conn(&self, conn: Arc<Conn>, ord: u32, ird: u32) -> Result {
-        let mut inner = self.inner.lock();
-        Self::bindable(&inner)?;
-        self.access.fetch_or(
-            Access::REMOTE_WRITE.0 | Access::REMOTE_READ.0,
-            Ordering::Relaxed,
-        );
-        inner.conn = Some(conn);
-        inner.ord = ord.min(MAX_RD_ATOMIC);
-        inner.ird = ird.min(MAX_RD_ATOMIC);
-        inner.state = QpState::Rts;
-        Ok(())
-    }
-
-    /// True while `conn` is the QP's connection and no destroy has begun:
-    /// the CM's last look after attaching the stream. A destroy that began
-    /// before it saw no stream to detach, so the starter detaches it itself.
-    pub(crate) fn is_bound(&self, conn: &Arc<Conn>) -> bool {
-        let inner = self.inner.lock();
-        !inner.destroying && inner.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn))
-    }
-
-    /// Detaches `conn` if it is the QP's connection (a failed start, RESET).
-    pub(crate) fn unbind_conn(&self, conn: &Arc<Conn>) {
-        let old = {
-            let mut inner = self.inner.lock();
-            match &inner.conn {
-                Some(c) if Arc::ptr_eq(c, conn) => inner.conn.take(),
-                _ => None,
-            }
-        };
-        drop(old);
-    }
-
     /// `modify_qp` (process context; may sleep when leaving a connection).
     pub(crate) fn modify(&self, m: &QpModify) -> Result {
         let (conn, to) = {
@@ -479,14 +410,6 @@ impl Qp {
         Ok(())
     }
 
-    /// Discards the QP's posted receives (to RESET: no completions).
-    fn rq_reset(&self) {
-        let mut rq = self.rq.lock();
-        if let RecvQueue::Kernel(_) = &*rq {
-            while let Ok(Some(_)) = rq.pop() {}
-        }
-    }
-
     /// `post_send` of one parsed WQE (any context, never sleeps).
     pub(crate) fn post_send(&self, wqe: SendWqe) -> Result {
         if wqe.inline && wqe.inline_len > self.caps.max_inline {
@@ -519,24 +442,6 @@ impl Qp {
             self.sq_flush_one(w.wr_id, w.op);
         }
         Ok(())
-    }
-
-    /// `post_recv` of one parsed WQE (any context, never sleeps).
-    pub(crate) fn post_recv(&self, wqe: RecvWqe) -> Result {
-        if self.srq.is_some() {
-            return Err(EINVAL);
-        }
-        if u32::from(wqe.num_sge) > self.caps.max_recv_sge {
-            return Err(EINVAL);
-        }
-        match self.state() {
-            QpState::Reset => Err(EINVAL),
-            QpState::Error => {
-                self.rq_complete(&wqe, WcStatus::WrFlushErr, 0, WcFlags::NONE, 0, false);
-                Ok(())
-            }
-            _ => self.rq.lock().push(wqe),
-        }
     }
 
     /// A copy of the oldest WQE not yet handed to the engine (user QPs: read
@@ -668,51 +573,6 @@ impl Qp {
         self.push_send_cqe(wr_id, op, WcStatus::WrFlushErr, 0);
     }
 
-    /// The next receive buffer: the QP's RQ, or its SRQ. An invalid user
-    /// RQE comes back as `Err`: a WQE standing for it and the status to
-    /// complete it with, which the caller does once it holds no lock (RX
-    /// calls this under its own).
-    pub(crate) fn rq_take(&self) -> Result<Option<RecvWqe>, (RecvWqe, WcStatus)> {
-        let taken = match &self.srq {
-            Some(srq) => srq.take(),
-            None => self.rq.lock().pop(),
-        };
-        taken.map_err(|bad| (bad_recv(&bad), bad.status))
-    }
-
-    /// Completes a receive WQE taken with [`Self::rq_take`].
-    pub(crate) fn rq_complete(
-        &self,
-        wqe: &RecvWqe,
-        status: WcStatus,
-        byte_len: u32,
-        flags: WcFlags,
-        ex: u64,
-        solicited: bool,
-    ) {
-        // RFC 7306 §4: Immediate Data only follows an RDMA Write (verbs have
-        // no Send with Immediate on iWARP).
-        let opcode = if flags.0 & WcFlags::WITH_IMM.0 != 0 {
-            WcOpcode::RecvRdmaWithImm
-        } else {
-            WcOpcode::Recv
-        };
-        let cqe = Cqe {
-            wr_id: wqe.wr_id,
-            opcode,
-            status,
-            byte_len,
-            qp_num: self.num(),
-            qp: Some(self.ib),
-            flags,
-            ex,
-            solicited,
-        };
-        if self.rcq.push(cqe).is_err() {
-            self.ib.event(QpEvent::Fatal);
-        }
-    }
-
     /// Moves the QP to ERROR: the engine flushes the WQEs it owns
     /// (`Conn::flush`), then every posted WQE completes with
     /// `IB_WC_WR_FLUSH_ERR`. Any context; never called with rsiw locks held.
@@ -828,21 +688,6 @@ impl Qp {
         Ok(())
     }
 
-    /// `iw_add_ref`: the iw_cm keeps the `ib_qp` (any context).
-    pub(crate) fn cm_hold(&self) {
-        let mut refs = self.cm_refs.lock();
-        *refs = refs.saturating_add(1);
-    }
-
-    /// `iw_rem_ref`: the iw_cm is done with the `ib_qp` (any context).
-    pub(crate) fn cm_release(&self) {
-        let mut refs = self.cm_refs.lock();
-        *refs = refs.saturating_sub(1);
-        if *refs == 0 {
-            self.cm_released.notify_all();
-        }
-    }
-
     /// Runs `f` on a user QP's rings (the create response needs them).
     pub(crate) fn with_user<R>(&self, f: impl FnOnce(&UserSq, Option<&UserRq>) -> R) -> Option<R> {
         let inner = self.inner.lock();
@@ -860,14 +705,6 @@ impl Qp {
             inner.ird,
             self.access.load(Ordering::Relaxed),
         )
-    }
-}
-
-/// A receive WQE standing for a refused user RQE, to complete it.
-fn bad_recv(bad: &BadWqe) -> RecvWqe {
-    RecvWqe {
-        wr_id: bad.wr_id,
-        ..RecvWqe::default()
     }
 }
 
@@ -894,75 +731,5 @@ impl Device {
     /// The QP with number `num`, if it exists (iw_cm's `get_qp`); any context.
     pub(crate) fn qp_lookup(&self, num: u32) -> Option<Arc<Qp>> {
         self.qps().get(num as usize)
-    }
-}
-
-impl crate::engine::QpPort for Qp {
-    fn num(&self) -> u32 {
-        Qp::num(self)
-    }
-
-    fn pd(&self) -> u32 {
-        Qp::pd(self)
-    }
-
-    fn sig_all(&self) -> bool {
-        self.sig_all
-    }
-
-    fn sq_peek(&self) -> Option<SendWqe> {
-        Qp::sq_peek(self)
-    }
-
-    fn sq_posted(&self) -> bool {
-        Qp::sq_posted(self)
-    }
-
-    fn sq_unpark(&self) {
-        Qp::sq_unpark(self)
-    }
-
-    fn sq_take(&self, w: &SendWqe) -> Option<(u64, bool)> {
-        Qp::sq_take(self, w)
-    }
-
-    fn sq_finish(&self, seq: u64, status: WcStatus, byte_len: Option<u32>) {
-        Qp::sq_finish(self, seq, status, byte_len)
-    }
-
-    fn sq_fail_oldest(&self, status: WcStatus) {
-        Qp::sq_fail_oldest(self, status)
-    }
-
-    fn sq_reap(&self) -> bool {
-        Qp::sq_reap(self)
-    }
-
-    fn rq_take(&self) -> Result<Option<RecvWqe>, (RecvWqe, WcStatus)> {
-        Qp::rq_take(self)
-    }
-
-    fn rq_complete(
-        &self,
-        wqe: &RecvWqe,
-        status: WcStatus,
-        byte_len: u32,
-        flags: WcFlags,
-        ex: u64,
-        solicited: bool,
-    ) {
-        Qp::rq_complete(self, wqe, status, byte_len, flags, ex, solicited)
-    }
-
-    fn set_error(&self) {
-        Qp::set_error(self)
-    }
-
-    fn event(&self, ev: QpEvent) {
-        Qp::event(self, ev)
-    }
-
-    fn remote_allowed(&self, need: Access, via_iwcm: bool) -> bool {
-        Qp::remote_allowed(self, need, via_iwcm)
     }
 }

@@ -10,7 +10,7 @@
 
 use crate::{
     cq::WcStatus,
-    queue::Fifo,
+    queue::{Backend, Fifo},
     uqueue::{BadWqe, UserSq},
     wr::{SendOp, SendWqe},
 };
@@ -39,10 +39,7 @@ struct UserPosted {
 }
 
 /// Where posted WQEs wait.
-enum Posted {
-    Kernel(Fifo<SendWqe>),
-    User(UserPosted),
-}
+type Posted = Backend<Fifo<SendWqe>, UserPosted>;
 
 /// What a look at the posted WQEs found.
 // Returned once per WQE hand-over; boxing the WQE would allocate per post.

@@ -12,6 +12,7 @@ mod fuzz;
 mod hosttests;
 mod image;
 mod kernel;
+mod layers;
 mod lint;
 mod lock;
 mod module;

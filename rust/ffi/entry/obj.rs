@@ -275,6 +275,35 @@ unsafe extern "C" fn rsiw_rust_map_mr_end(m: *mut b::ib_mr) {
     }
 }
 
+/// The arguments of `create_qp` as the verb takes them.
+///
+/// # Safety
+///
+/// As for [`rsiw_rust_create_qp`]; the result borrows `init` and `udata`.
+unsafe fn create_qp_args<'a>(
+    qp: *mut b::ib_qp,
+    init: &b::ib_qp_init_attr,
+    udata: *mut b::ib_udata,
+) -> Result<verbs::qp::CreateArgs<'a>> {
+    // SAFETY: live QP with its PD set; `udata` valid for the call; the
+    // CQs/SRQ the consumer passed are live rsiw objects (the core holds
+    // references on them for the QP's life); the ib_qp lives until
+    // destroy_qp, which stops the engine.
+    unsafe {
+        let (dev, pdn) = pd_dev((*qp).pd)?;
+        let cq = |c| cq_obj::<Cq>(c).map(Into::into).ok_or(EINVAL);
+        let srq = (!init.srq.is_null()).then(|| srq_obj::<Srq>(init.srq));
+        Ok(verbs::qp::CreateArgs {
+            dev: dev.into(),
+            pdn,
+            ib: IbQpRef::new(NonNull::new(qp).ok_or(EINVAL)?),
+            cqs: (cq(init.send_cq)?, cq(init.recv_cq)?),
+            srq: srq.map(|s| s.map(Into::into).ok_or(EINVAL)).transpose()?,
+            udata: Udata::from_raw(udata),
+        })
+    }
+}
+
 /// `ib_device_ops.create_qp`.
 ///
 /// # Safety
@@ -287,25 +316,9 @@ unsafe extern "C" fn rsiw_rust_create_qp(
     udata: *mut b::ib_udata,
 ) -> c_int {
     ret((|| {
-        // SAFETY: live QP with its PD set; `init`/`udata` valid for the call;
-        // the CQs/SRQ the consumer passed are live rsiw objects (the core
-        // holds references on them for the QP's life); the ib_qp lives
-        // until destroy_qp, which stops the engine.
-        let (args, init) = unsafe {
-            let (dev, pdn) = pd_dev((*qp).pd)?;
-            let init = &mut *init;
-            let cq = |c| cq_obj::<Cq>(c).map(Into::into).ok_or(EINVAL);
-            let srq = (!init.srq.is_null()).then(|| srq_obj::<Srq>(init.srq));
-            let args = verbs::qp::CreateArgs {
-                dev: dev.into(),
-                pdn,
-                ib: IbQpRef::new(NonNull::new(qp).ok_or(EINVAL)?),
-                cqs: (cq(init.send_cq)?, cq(init.recv_cq)?),
-                srq: srq.map(|s| s.map(Into::into).ok_or(EINVAL)).transpose()?,
-                udata: Udata::from_raw(udata),
-            };
-            (args, init)
-        };
+        // SAFETY: `init` is valid and writable for the call; see
+        // `create_qp_args` for the rest.
+        let (args, init) = unsafe { (create_qp_args(qp, &*init, udata)?, &mut *init) };
         let q = verbs::qp::create(args, init)?;
         // SAFETY: in create_qp; the slot is empty.
         unsafe {
