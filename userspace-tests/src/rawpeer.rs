@@ -327,13 +327,15 @@ fn trickle(addr: &str, conns: usize, interval: Duration, seconds: u64) -> Result
     let mut opened = 0;
     let end = Instant::now() + Duration::from_secs(seconds);
     let mut last: Option<Instant> = None;
-    // Connections are opened without waiting for them while the earlier ones
-    // trickle, so that no connection waits longer than INTERVAL_MS for its
-    // next octet, whatever the responder's accept does.
+    // Connections are opened one at a time (a burst of SYNs would overflow a
+    // small listen backlog and spread the connects over SYN retries), without
+    // waiting for them while the earlier ones trickle, so that no connection
+    // waits longer than INTERVAL_MS for its next octet, whatever the
+    // responder's accept does.
     while Instant::now() < end
         && (opened < conns || !connecting.is_empty() || all.iter().any(|t| t.closed.is_none()))
     {
-        if opened < conns {
+        if opened < conns && connecting.is_empty() {
             connecting.push(connect_start(addr)?);
             opened += 1;
         }
@@ -359,8 +361,8 @@ fn trickle(addr: &str, conns: usize, interval: Duration, seconds: u64) -> Result
         }
         match last {
             Some(t) if t.elapsed() < interval => {
-                if opened >= conns {
-                    std::thread::sleep((interval - t.elapsed()).min(Duration::from_millis(50)));
+                if opened >= conns || !connecting.is_empty() {
+                    std::thread::sleep((interval - t.elapsed()).min(Duration::from_millis(2)));
                 }
             }
             _ => {

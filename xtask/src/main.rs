@@ -12,6 +12,7 @@ mod fuzz;
 mod hosttests;
 mod image;
 mod kernel;
+#[cfg(test)]
 mod layers;
 mod lint;
 mod lock;

@@ -530,10 +530,25 @@ impl Engine {
         let mut s = self.shared.lock();
         match &mut s.phase {
             Phase::Closed => return Step::Idle,
-            Phase::Closing { abortive: true, .. } => return Step::Shutdown(true),
-            Phase::Closing { terminate, .. } => {
+            Phase::Closing {
+                abortive,
+                terminate,
+            } => {
+                // The Terminate goes out first even when the close turned
+                // abortive meanwhile (the ULP destroying the QP as soon as
+                // the error's flush reached it): the peer learns why.
                 if let Some(t) = terminate.take() {
                     return Step::Terminate(t);
+                }
+                let terminating = matches!(
+                    tx.cur,
+                    Some(Msg {
+                        done: Done::Shutdown,
+                        ..
+                    })
+                );
+                if *abortive && !terminating {
+                    return Step::Shutdown(true);
                 }
                 if tx.cur.is_none() {
                     return Step::Shutdown(false);
