@@ -61,6 +61,8 @@ pub(crate) struct Params {
     /// Atomic Operation codes the responder executes: RFC 7306, or also
     /// draft-03's Swap (the `draft_swap` module parameter).
     pub(crate) dialect: Dialect,
+    /// The peer takes FPDUs longer than the EMSS (both offered them).
+    pub(crate) large_fpdu: bool,
 }
 
 impl Params {
@@ -76,6 +78,7 @@ impl Params {
             initiator,
             mss,
             dialect: Dialect::Rfc7306,
+            large_fpdu: p.large_fpdu_tx,
         }
     }
 }
@@ -249,9 +252,10 @@ impl Engine {
             TxFramer::new(TxConfig {
                 crc: params.crc,
                 markers: false,
-                mulpdu,
+                mulpdu: if params.large_fpdu { u16::MAX } else { mulpdu },
             }),
             mulpdu,
+            params.large_fpdu,
         )?;
         let (eng_qp, eng_stream) = (qp.clone(), stream.clone());
         Arc::pin_init(

@@ -23,12 +23,13 @@ use crate::{
 use core::sync::atomic::Ordering;
 use kernel::{alloc::KVec, prelude::*, sync::Arc};
 
-/// Deferred actions one chunk of input can produce at most: one Recv per
-/// untagged FPDU (at least 24 octets: 26 per chunk), plus one Reap, one
-/// Kick, one Resume and one PeerTerminate (see `Sink::defer`).
+/// Deferred actions queued per RX lock hold, at most. One FPDU adds at most
+/// one Recv or PeerTerminate plus one each of Reap, Kick and Resume (queued
+/// once per batch, see `Sink::defer`): the parser is stopped at an FPDU
+/// boundary while fewer than `PER_FPDU` slots are free (`Sink::saturated`).
 const DEFER: usize = 32;
-/// Input octets fed per RX lock hold, at most.
-const CHUNK: usize = DEFER * 20;
+/// Deferred actions one FPDU can add at most.
+const PER_FPDU: usize = 4;
 
 /// Work the sink defers until the RX lock is released.
 enum Action {
@@ -100,6 +101,9 @@ pub(super) struct RxCtx {
     /// a 12 KiB stack frame, live under the socket drain of `Stream::attach`.
     deferred: KVec<Option<Action>>,
     n_deferred: usize,
+    /// A second `DEFER` slots: `run_deferred` swaps them with `deferred` and
+    /// runs the batch without the lock, then gives them back empty.
+    spare: KVec<Option<Action>>,
     /// Stop parsing: an error or a Terminate ended the stream.
     dead: bool,
     /// Responder in peer-to-peer mode before the RTR: RX's own copy of
@@ -117,8 +121,10 @@ pub(super) struct RxState {
 impl RxState {
     pub(super) fn new(parser: RxParser<KernelCrc32c>, rtr_wait: bool) -> Result<Self> {
         let mut deferred = KVec::with_capacity(DEFER, GFP_KERNEL)?;
+        let mut spare = KVec::with_capacity(DEFER, GFP_KERNEL)?;
         for _ in 0..DEFER {
             deferred.push(None, GFP_KERNEL)?;
+            spare.push(None, GFP_KERNEL)?;
         }
         Ok(Self {
             parser,
@@ -128,6 +134,7 @@ impl RxState {
                 pending: Pending::None,
                 deferred,
                 n_deferred: 0,
+                spare,
                 dead: false,
                 rtr_wait,
             },
@@ -149,8 +156,8 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     fn defer(&mut self, a: Action) -> Result<(), TermCause> {
-        // Reap and Kick look at the state when they run (after the chunk),
-        // so one of each per chunk does it all; queuing one per FPDU would
+        // Reap and Kick look at the state when they run (after the batch),
+        // so one of each per batch does it all; queuing one per FPDU would
         // overflow `DEFER` on a burst of small responses (17 Atomic
         // Responses of 36 octets fit in one chunk).
         if matches!(a, Action::Reap | Action::Kick | Action::Resume) {
@@ -570,6 +577,10 @@ impl RxSink for Sink<'_> {
         }
         r
     }
+
+    fn saturated(&self) -> bool {
+        self.ctx.n_deferred + PER_FPDU > DEFER
+    }
 }
 
 impl Sink<'_> {
@@ -644,7 +655,12 @@ impl Sink<'_> {
 
 impl Engine {
     /// `StreamConsumer::rx` (softirq, socket lock held): parses and places
-    /// everything; returns `data.len()`.
+    /// everything; returns `data.len()`. `data` is one piece of a received
+    /// `sk_buff` (its linear part or one fragment): the payload in it is
+    /// copied once, straight into the target pages, under one RX lock hold
+    /// per piece unless the completions it causes fill the deferred queue
+    /// (`Sink::saturated`: the parser stops at an FPDU boundary, the queue
+    /// is run, and the rest of the piece follows).
     pub(super) fn rx(self: &Arc<Self>, data: &[u8]) -> usize {
         let mut rest = data;
         while !rest.is_empty() {
@@ -654,13 +670,11 @@ impl Engine {
                 if ctx.dead {
                     break;
                 }
-                // At most CHUNK octets, ending at an FPDU boundary when the
-                // next FPDU is not whole within them (`feed_some`).
-                match parser.feed_some(rest, CHUNK, &mut Sink { eng: self, ctx }) {
+                match parser.feed_some(rest, rest.len(), &mut Sink { eng: self, ctx }) {
                     Ok(n) => {
                         rest = rest.get(n..).unwrap_or(&[]);
-                        // Cannot happen (`rest` and CHUNK are not empty);
-                        // never spin on it.
+                        // Cannot happen (`rest` is not empty); never spin
+                        // on it.
                         if n == 0 {
                             break;
                         }
@@ -681,22 +695,27 @@ impl Engine {
         data.len()
     }
 
-    /// Runs what the sink deferred, one action per RX lock hold.
+    /// Runs what the sink deferred: the batch is taken in one RX lock hold
+    /// (the queue's slots swapped with the spare ones) and run unlocked.
     fn run_deferred(self: &Arc<Self>) {
-        let mut i = 0;
-        loop {
-            let a = {
-                let mut st = self.rx.lock();
-                let ctx = &mut st.ctx;
-                if i >= ctx.n_deferred {
-                    ctx.n_deferred = 0;
-                    break;
-                }
-                let a = ctx.deferred.get_mut(i).and_then(Option::take);
-                i += 1;
-                a
-            };
-            match a {
+        let mut batch = {
+            let mut st = self.rx.lock();
+            let ctx = &mut st.ctx;
+            if ctx.n_deferred == 0 {
+                return;
+            }
+            // The spare slots are missing only while another batch runs,
+            // which RX (serialized by the socket lock) never overlaps; then
+            // the queue stays where it is and the next batch takes it.
+            if ctx.spare.len() < DEFER {
+                return;
+            }
+            ctx.n_deferred = 0;
+            let spare = core::mem::take(&mut ctx.spare);
+            core::mem::replace(&mut ctx.deferred, spare)
+        };
+        for a in batch.iter_mut() {
+            match a.take() {
                 Some(Action::Recv {
                     wqe,
                     status,
@@ -717,9 +736,11 @@ impl Engine {
                     }
                 }
                 Some(Action::PeerTerminate(cause)) => self.peer_terminate(cause),
-                None => {}
+                // The rest of the slots are empty.
+                None => break,
             }
         }
+        self.rx.lock().ctx.spare = batch;
     }
 
     /// A stream error found by RX: complete the receive in progress, send

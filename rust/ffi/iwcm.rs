@@ -284,7 +284,7 @@ pub(crate) unsafe fn reject_data<'a>(p: *const c_void, len: u8) -> &'a [u8] {
 }
 
 /// The connection module parameters (`mpa_crc`, `mpa_peer_to_peer`, `mpa_timeout_ms`,
-/// `draft_swap`).
+/// `mpa_accept_timeout_ms`, `mpa_max_pending`, `draft_swap`, `mpa_large_fpdu`).
 #[derive(Clone, Copy)]
 pub(crate) struct CmParams {
     /// Ask for CRCs.
@@ -300,6 +300,8 @@ pub(crate) struct CmParams {
     pub(crate) max_pending: u32,
     /// Responder: execute draft-03's Atomic Swap (AOpCode 0x1).
     pub(crate) draft_swap: bool,
+    /// Offer and use FPDUs longer than the EMSS with a peer that offers them.
+    pub(crate) large_fpdu: bool,
 }
 
 /// The current module parameters.
@@ -314,5 +316,6 @@ pub(crate) fn params() -> CmParams {
         accept_timeout_ms: p.accept_timeout_ms,
         max_pending: p.max_pending,
         draft_swap: p.draft_swap,
+        large_fpdu: p.large_fpdu,
     }
 }

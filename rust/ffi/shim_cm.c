@@ -32,6 +32,10 @@ static unsigned int mpa_max_pending = 1024;
 module_param(mpa_max_pending, uint, 0644);
 MODULE_PARM_DESC(mpa_max_pending, "Most connections per listener whose MPA Request is being read or awaits the ULP's accept or reject; more are reset");
 
+static bool mpa_large_fpdu = true;
+module_param(mpa_large_fpdu, bool, 0644);
+MODULE_PARM_DESC(mpa_large_fpdu, "Offer to take FPDUs longer than the EMSS (a flag bit RFC 5044 reserves; an RFC peer ignores it) and send them, up to 64 KiB, to a peer that offered the same; TCP segments them. Off: RFC 5044 FPDU sizes both ways. Applies to connections established afterwards");
+
 static bool draft_swap;
 module_param(draft_swap, bool, 0644);
 MODULE_PARM_DESC(draft_swap, "Also execute the Atomic Swap of draft-ietf-storm-rdma-ext-03 (AOpCode 0x1) as responder; RFC 7306 dropped it, so by default it is an unsupported AOpCode and ends the stream with a Terminate. Applies to connections established afterwards");
@@ -44,6 +48,7 @@ void rsiw_shim_cm_params(struct rsiw_cm_params *p)
 	p->accept_timeout_ms = READ_ONCE(mpa_accept_timeout_ms);
 	p->max_pending = max(READ_ONCE(mpa_max_pending), 1U);
 	p->draft_swap = READ_ONCE(draft_swap);
+	p->large_fpdu = READ_ONCE(mpa_large_fpdu);
 }
 
 /* A line about a refused peer, with its address; rate-limited per class (10

@@ -33,6 +33,7 @@ struct rsiw_cm_params {
 	unsigned int accept_timeout_ms;
 	unsigned int max_pending;
 	bool draft_swap;
+	bool large_fpdu;
 };
 
 /* A handshake deadline (timer and context), allocated by the shim. */

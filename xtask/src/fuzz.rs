@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 
 /// The fuzz targets, each `rust/proto/fuzz/fuzz_targets/<name>.rs`.
-pub const TARGETS: &[&str] = &["rx", "mpa", "atomic"];
+pub const TARGETS: &[&str] = &["rx", "mpa", "atomic", "tx"];
 
 /// rustc flags for libFuzzer's coverage feedback, as cargo-fuzz passes them (inline 8-bit
 /// counters, the PC table and comparison tracing), plus overflow checks and debug

@@ -28,6 +28,7 @@ impl Endpoint {
                 write: true,
                 read: true,
             }),
+            large_fpdu: p.large_fpdu,
         };
         let mut inner = self.inner.lock();
         let started = match &inner.cm_id {

@@ -4,20 +4,19 @@
 //! from the protocol core's framer), its payload copied or referenced
 //! zero-copy, and the Terminate message (RFC 5040 §4.8).
 
-use super::{Done, Msg, Src, TxState};
+use super::{Done, Msg, Src, TxState, FRAME_EXTRA, LARGE_PAYLOAD, MAX_HEADERS};
 use crate::{
     engine::Engine,
-    ffi::crc::KernelCrc32c,
+    ffi::{crc::KernelCrc32c, zc::Segs},
     mem::MemError,
     proto::{
-        crc::{crc32c_finish, Crc32c, CRC32C_INIT},
-        ddp::{self, Buffer},
+        crc::Crc32c,
         rdmap::{Header, Opcode},
         terminate::TerminateRepr,
-        tx::Piece,
+        tx::FpduOut,
     },
 };
-use core::sync::atomic::Ordering;
+use core::{ops::Range, sync::atomic::Ordering};
 
 /// Why a message could not be framed.
 pub(super) enum FrameError {
@@ -28,10 +27,64 @@ pub(super) enum FrameError {
     Broken,
 }
 
+/// Where the core's framer puts an FPDU ([`FpduOut`]): framer octets and
+/// copied payload into the TX buffer from `pos` on; a zero-copy payload is
+/// already in `segs` and only its CRC is taken here.
+struct Out<'a> {
+    wire: &'a mut [u8],
+    pos: usize,
+    src: &'a Src,
+    /// The payload is the pages in `segs` (else it is copied).
+    zc: Option<&'a Segs>,
+    /// Where the copied octets before the zero-copy payload end.
+    hlen: Option<usize>,
+}
+
+impl FpduOut for Out<'_> {
+    type Error = FrameError;
+
+    fn bytes(&mut self, b: &[u8]) -> Result<(), FrameError> {
+        let end = self.pos + b.len();
+        self.wire
+            .get_mut(self.pos..end)
+            .ok_or(FrameError::Broken)?
+            .copy_from_slice(b);
+        self.pos = end;
+        Ok(())
+    }
+
+    fn payload(&mut self, r: Range<usize>, crc: Option<&mut u32>) -> Result<(), FrameError> {
+        if let Some(segs) = self.zc {
+            if let Some(reg) = crc {
+                *reg = segs.iter().fold(*reg, |c, s| s.crc32c(c));
+            }
+            // What follows (PAD, CRC) is sent after the pages.
+            self.hlen = Some(self.pos);
+            return Ok(());
+        }
+        let at = u32::try_from(r.start).map_err(|_| FrameError::Broken)?;
+        let end = self.pos + r.len();
+        let dst = self.wire.get_mut(self.pos..end).ok_or(FrameError::Broken)?;
+        self.src.read(at, dst).map_err(|e| match e {
+            MemError::State | MemError::Stag => FrameError::SrcDead,
+            _ => FrameError::Broken,
+        })?;
+        // The CRC runs over the octets just copied, while they are in cache.
+        if let Some(reg) = crc {
+            *reg = KernelCrc32c.update(*reg, dst);
+        }
+        self.pos = end;
+        Ok(())
+    }
+}
+
 impl Engine {
     /// Frames the next FPDU of `tx.cur` into `tx.wire` (behind the copied
     /// octets there if `append`: never zero-copy then); `Err` if the message
-    /// cannot be framed or its payload cannot be read.
+    /// cannot be framed or its payload cannot be read. The protocol core
+    /// frames it at the message's offset (`TxFramer::fpdu_at`); its size is
+    /// what the framer's MULPDU allows (large FPDUs: `LARGE_PAYLOAD`) when the
+    /// payload goes zero-copy, and what fits the TX buffer when it is copied.
     pub(super) fn frame(&self, tx: &mut TxState, append: bool) -> Result<(), FrameError> {
         if !append {
             tx.clear_fpdu();
@@ -45,6 +98,7 @@ impl Engine {
             zc: segs,
             zc_len,
             zc_min,
+            large,
             cur,
             after,
             ..
@@ -52,89 +106,47 @@ impl Engine {
         let msg = cur.as_mut().ok_or(FrameError::Broken)?;
         let total = msg.tmpl.payload_len;
         let off = msg.off;
-        // The rest of the message as a message of its own: same segments,
-        // except that the RDMAP header goes only into the first one and an
-        // untagged MO must count from the real start (patched below).
-        let mut rest = msg.tmpl;
-        rest.payload_len = total.saturating_sub(off);
-        if off > 0 {
-            rest.rdmap = Header::None;
-            if let Buffer::Tagged { stag, to } = rest.ddp {
-                rest.ddp = Buffer::Tagged {
-                    stag,
-                    to: to.wrapping_add(u64::from(off)),
-                };
-            }
+        let left = total.saturating_sub(off);
+        let mut room = framer.room(&msg.tmpl, off);
+        if *large {
+            room = room.min(LARGE_PAYLOAD);
         }
-        let f = framer
-            .frames(&rest)
-            .map_err(|_| FrameError::Broken)?
-            .next()
-            .ok_or(FrameError::Broken)?;
-        let patch_mo = off > 0 && matches!(rest.ddp, Buffer::Untagged { .. });
         // Large messages from pinned user memory go zero-copy; markers
-        // would split the payload, and are never sent anyway.
+        // would split the payload (they are never sent, `markers_tx`).
         let try_zc = !append && *zc_min > 0 && total >= *zc_min && !self.params.markers_tx;
-        let crc_on = self.params.crc;
-        let mut crc = CRC32C_INIT;
-        // Copied octets from here on are not in `crc` yet: the CRC runs over
-        // them in one call where they end (the trailer or a zero-copy part),
-        // not once per piece.
-        let mut crc_from = base;
-        let mut pos = base;
-        for p in f.pieces() {
-            let n = p.len();
-            let dst = wire.get_mut(pos..pos + n).ok_or(FrameError::Broken)?;
-            match p {
-                Piece::Bytes(b) => dst.copy_from_slice(b),
-                Piece::Marker(m) => dst.copy_from_slice(&m),
-                Piece::Payload(r) => {
-                    let at = off
-                        .checked_add(u32::try_from(r.start).map_err(|_| FrameError::Broken)?)
-                        .ok_or(FrameError::Broken)?;
-                    if try_zc && n > 0 && matches!(msg.src.user_pages(at, n, segs), Ok(true)) {
-                        if crc_on {
-                            crc = KernelCrc32c
-                                .update(crc, wire.get(crc_from..pos).ok_or(FrameError::Broken)?);
-                            crc = segs.iter().fold(crc, |c, s| s.crc32c(c));
-                        }
-                        crc_from = pos;
-                        // The payload is not in `wire`: what follows is
-                        // the trailer, sent after the pages.
-                        *hlen = pos;
-                        *zc_len = n;
-                        continue;
-                    }
-                    segs.clear();
-                    msg.src.read(at, dst).map_err(|e| match e {
-                        MemError::State | MemError::Stag => FrameError::SrcDead,
-                        _ => FrameError::Broken,
-                    })?;
-                }
-                Piece::Crc => {
-                    if crc_on {
-                        crc = KernelCrc32c
-                            .update(crc, wire.get(crc_from..pos).ok_or(FrameError::Broken)?);
-                    }
-                    let v = if crc_on { crc32c_finish(crc) } else { 0 };
-                    wire.get_mut(pos..pos + n)
-                        .ok_or(FrameError::Broken)?
-                        .copy_from_slice(&v.to_le_bytes());
-                    pos += n;
-                    continue;
-                }
-            }
-            if pos == base && patch_mo {
-                // The header is the first piece (no markers are sent).
-                let hdr = wire
-                    .get_mut(base + 2..base + 2 + ddp::UNTAGGED_HDR_LEN)
-                    .ok_or(FrameError::Broken)?;
-                ddp::Packet::new_unchecked(hdr).set_mo(off);
-            }
-            pos += n;
+        let want = left.min(room);
+        let zc = try_zc
+            && want > 0
+            && matches!(msg.src.user_pages(off, want as usize, segs), Ok(true));
+        let max = if zc {
+            want
+        } else {
+            segs.clear();
+            // Copied: what the buffer holds behind `base` and the headers.
+            let fits = wire.len().saturating_sub(base + FRAME_EXTRA + MAX_HEADERS);
+            want.min(u32::try_from(fits).unwrap_or(u32::MAX))
+        };
+        let f = framer
+            .fpdu_at(&msg.tmpl, off, max)
+            .map_err(|_| FrameError::Broken)?;
+        if zc && f.payload.len() != want as usize {
+            return Err(FrameError::Broken);
         }
-        if *zc_len == 0 {
-            *hlen = pos;
+        let mut out = Out {
+            wire: &mut wire[..],
+            pos: base,
+            src: &msg.src,
+            zc: zc.then_some(&*segs),
+            hlen: None,
+        };
+        f.emit(&KernelCrc32c, &mut out)?;
+        let pos = out.pos;
+        match out.hlen {
+            Some(h) => {
+                *hlen = h;
+                *zc_len = f.payload.len();
+            }
+            None => *hlen = pos,
         }
         msg.off = off.saturating_add(f.payload.len() as u32);
         *len = pos;

@@ -25,6 +25,13 @@ use kernel::{alloc::KVVec, prelude::*, sync::Arc};
 
 /// Room in the wire buffer beyond MULPDU: length field, PAD, CRC.
 const FRAME_EXTRA: usize = 2 + 3 + 4;
+/// The longest DDP + RDMAP headers (an untagged Atomic Request).
+const MAX_HEADERS: usize = 18 + 28;
+/// Payload of one large FPDU (peers that both offered them, `mpa_large_fpdu`):
+/// 15 pages, so that a page-aligned message stays page-aligned FPDU by FPDU
+/// and the FPDU (with headers, PAD and CRC) stays within a 16-bit
+/// ULPDU_Length. TCP cuts it into segments (GSO), as it does any long write.
+const LARGE_PAYLOAD: u32 = 15 * 4096;
 /// Further room for small FPDUs framed behind the first and handed to the
 /// socket in one call (`Engine::coalesce`).
 const COALESCE_ROOM: usize = 4096;
@@ -131,6 +138,9 @@ pub(super) struct TxState {
     zc_len: usize,
     /// Messages with at least this much payload go zero-copy (0: never).
     zc_min: u32,
+    /// FPDUs up to `LARGE_PAYLOAD` (the framer's MULPDU is 64 KiB); copied
+    /// payload still goes in FPDUs that fit `wire`.
+    large: bool,
     /// Octets of the FPDU (copied and zero-copy) already in the socket.
     sent: usize,
     cur: Option<Msg>,
@@ -182,14 +192,17 @@ enum Next {
 }
 
 impl TxState {
-    pub(super) fn new(framer: TxFramer, mulpdu: u16) -> Result<Self> {
+    /// `buf_mulpdu`: the RFC 5044 MULPDU of the stream, which sizes the
+    /// buffer of copied octets whatever the framer's MULPDU.
+    pub(super) fn new(framer: TxFramer, buf_mulpdu: u16, large: bool) -> Result<Self> {
         Ok(Self {
             framer,
             wire: KVVec::from_elem(
                 0u8,
-                usize::from(mulpdu) + FRAME_EXTRA + COALESCE_ROOM,
+                usize::from(buf_mulpdu) + FRAME_EXTRA + COALESCE_ROOM,
                 GFP_KERNEL,
             )?,
+            large,
             len: 0,
             hlen: 0,
             zc: Segs::new(),

@@ -154,6 +154,7 @@ pub fn mpa_local(a: u8, b: u8) -> LocalParams {
                 read: bits & 4 != 0,
             }),
         },
+        large_fpdu: a & 0x80 != 0,
     }
 }
 
@@ -213,6 +214,9 @@ fn check_respond(local: &LocalParams, req: &FrameRepr<'_>) {
     };
     if let Ok(i) = mpa::complete(&peer, req, &reply) {
         assert_eq!((i.crc, i.rev, i.rtr), (r.crc, r.rev, r.rtr));
+        // Large FPDUs flow only where both ends asked for them, and both agree.
+        assert_eq!(i.large_fpdu_tx, r.large_fpdu_tx);
+        assert!(!r.large_fpdu_tx || (req.large_fpdu && local.large_fpdu));
         // An RTR Read needs an inbound Read slot at the responder.
         assert!(r.rtr != Some(mpa::Rtr::Read) || r.ird >= 1, "{r:?}");
         if req.ird_ord.is_some() && reply.ird_ord.is_some() {
@@ -227,6 +231,10 @@ fn check_respond(local: &LocalParams, req: &FrameRepr<'_>) {
 /// Initiator side: whatever Reply arrives, the agreed depths never exceed what we sent.
 fn check_complete(local: &LocalParams, reply: &FrameRepr<'_>) {
     let sent = mpa::request(local, &[]);
+    if let Ok(p) = mpa::complete(local, &sent, reply) {
+        // An RFC peer (no large-FPDU bit) is never sent a large FPDU.
+        assert!(!p.large_fpdu_tx || (local.large_fpdu && reply.large_fpdu));
+    }
     if let (Ok(p), Some(block)) = (mpa::complete(local, &sent, reply), sent.ird_ord) {
         if reply.rev == Revision::Rev2 {
             assert!(p.ird <= block.ird && p.ord <= block.ord, "{reply:?} {p:?}");
@@ -259,6 +267,11 @@ pub struct RxRecorder {
     /// A header was refused: the stream must end there (RFC 5041 §7.1), with no
     /// further sink call and the refusal's own cause, not a later CRC error.
     refused: bool,
+    /// Saturated once this many segments ended since the caller last drained
+    /// it (0: never), as the module's queue of completions fills.
+    saturate_after: usize,
+    /// Segments ended since the last drain.
+    ends: usize,
 }
 
 /// Whether `at` is where octet `done` of a segment with addressing `ddp` belongs.
@@ -326,7 +339,12 @@ impl RxSink for RxRecorder {
         );
         assert_eq!(end.crc_checked, self.crc);
         self.log.push(RxEvent::End(*end));
+        self.ends += 1;
         Ok(())
+    }
+
+    fn saturated(&self) -> bool {
+        self.saturate_after > 0 && self.ends >= self.saturate_after
     }
 }
 
@@ -417,6 +435,174 @@ pub fn rx_one(data: &[u8]) {
     });
     let limited = rx_run_limited(cfg, stream, limits);
     assert_eq!(whole, limited, "outcome depends on the feed_some limits");
+    // Whole pieces fed to a sink whose queue fills after 1..=8 segments, as the
+    // module feeds each received piece: the parser stops at FPDU boundaries only.
+    let after = 1 + (x as usize >> 8) % 8;
+    let saturating = rx_run_saturating(cfg, stream, after);
+    assert_eq!(
+        whole, saturating,
+        "outcome depends on when the sink saturates"
+    );
+}
+
+/// Feeds `stream` whole with [`RxParser::feed_some`] to a sink that saturates after
+/// `after` segment ends; the caller drains it between calls, as the module runs its
+/// deferred completions.
+pub fn rx_run_saturating(
+    cfg: RxConfig,
+    stream: &[u8],
+    after: usize,
+) -> (Vec<RxEvent>, Result<(), RxError>) {
+    let (mut rx, mut sink) = rx_start(cfg);
+    sink.saturate_after = after;
+    let mut rest = stream;
+    while !rest.is_empty() {
+        match rx.feed_some(rest, rest.len(), &mut sink) {
+            Ok(n) => {
+                assert!(n >= 1 && n <= rest.len(), "used {n} of {}", rest.len());
+                // At most one segment ends past the point of saturation.
+                assert!(sink.ends <= after.max(1), "fed past a saturated sink");
+                rest = &rest[n..];
+            }
+            Err(e) => return (sink.log, Err(e)),
+        }
+        sink.ends = 0;
+    }
+    (sink.log, Ok(()))
+}
+
+/// Fuzz entry for the TX framer resumed at arbitrary offsets
+/// ([`crate::tx::TxFramer::fpdu_at`]). Byte 0 picks CRC, markers and MULPDU, bytes
+/// 1-4 the message (kind, payload length), the rest are the caps of successive
+/// FPDUs. The message framed so must parse back to itself, each payload octet placed
+/// at its own offset, and every FPDU must carry what its cap and MULPDU allow.
+pub fn tx_one(data: &[u8]) {
+    use crate::rdmap::{AtomicRequest, AtomicResponse, Header, ReadRequest};
+    use crate::tx::{TxConfig, TxFramer, TxMessage};
+    let b = |i: usize| data.get(i).copied().unwrap_or(0);
+    let crc = b(0) & 1 != 0;
+    let markers = b(0) & 2 != 0;
+    let mulpdu = [u16::MAX, 9000, 1454, 517, 72, 64, 4096, 32_768][usize::from(b(0) >> 2) & 7];
+    let len = u32::from(u16::from_be_bytes([b(2), b(3)])) * (1 + u32::from(b(4) & 3));
+    let msg = match b(1) % 8 {
+        0 => TxMessage::tagged(
+            Opcode::Write,
+            0x1234,
+            (u64::MAX >> 1) - u64::from(b(4)),
+            len,
+        ),
+        1 => TxMessage::tagged(Opcode::ReadResponse, 0x99, 1 << 40, len),
+        2 => TxMessage::send(Opcode::Send, 1, 0, len),
+        3 => TxMessage::send(Opcode::SendSeInvalidate, 1, 0xabcd, len),
+        4 => TxMessage::untagged(
+            Opcode::ReadRequest,
+            1,
+            0,
+            Header::ReadRequest(ReadRequest {
+                sink_stag: 1,
+                sink_to: 2,
+                size: len,
+                source_stag: 3,
+                source_to: 4,
+            }),
+            0,
+        ),
+        5 => TxMessage::untagged(
+            Opcode::AtomicRequest,
+            1,
+            0,
+            Header::AtomicRequest(AtomicRequest {
+                opcode: AOpCode::FetchAdd,
+                request_id: 7,
+                stag: 5,
+                to: 8,
+                fields: AtomicFields::fetch_add(1),
+            }),
+            0,
+        ),
+        6 => TxMessage::untagged(
+            Opcode::AtomicResponse,
+            1,
+            0,
+            Header::AtomicResponse(AtomicResponse {
+                request_id: 7,
+                original: 9,
+            }),
+            0,
+        ),
+        _ => TxMessage::untagged(Opcode::ImmediateData, 1, 0, Header::Immediate(42), 0),
+    };
+    let payload: Vec<u8> = (0..msg.payload_len).map(|i| (i * 7 + 3) as u8).collect();
+    let mut tx = TxFramer::new(TxConfig {
+        crc,
+        markers,
+        mulpdu,
+    });
+    let mut caps = data.get(5..).unwrap_or(&[]).iter();
+    let mut wire = Vec::new();
+    let mut off = 0u32;
+    let mut fpdus = 0usize;
+    loop {
+        let room = tx.room(&msg, off);
+        let cap = match caps.next() {
+            None | Some(0) => u32::MAX,
+            Some(&c) => u32::from(c),
+        };
+        let f = match tx.fpdu_at(&msg, off, cap) {
+            Ok(f) => f,
+            Err(crate::tx::TxError::MulpduTooSmall) if off == 0 => return,
+            Err(e) => panic!("{e:?} at {off} of {msg:?}"),
+        };
+        let left = msg.payload_len - off;
+        assert_eq!(f.payload.len() as u32, left.min(room).min(cap));
+        assert_eq!(f.payload.start, off as usize);
+        assert_eq!(f.wire_len, f.pieces().map(|p| p.len()).sum::<usize>());
+        let before = wire.len();
+        f.write(&SoftCrc32c, &payload, |p| wire.extend_from_slice(p))
+            .unwrap();
+        assert_eq!(wire.len() - before, f.wire_len);
+        fpdus += 1;
+        off = f.payload.end as u32;
+        if off >= msg.payload_len {
+            break;
+        }
+    }
+    let (log, outcome) = rx_run(
+        RxConfig {
+            crc,
+            markers,
+            max_ulpdu: u16::MAX,
+        },
+        &wire,
+        core::iter::empty(),
+    );
+    assert_eq!(outcome, Ok(()), "{msg:?}");
+    let mut got = Vec::new();
+    let mut ends = 0;
+    for e in &log {
+        match e {
+            RxEvent::Header(h) => {
+                // Each FPDU addresses its own first octet (RFC 5041 §5).
+                let done = got.len() as u64;
+                match (h.ddp, msg.ddp) {
+                    (Buffer::Tagged { to, .. }, Buffer::Tagged { to: t0, .. }) => {
+                        assert_eq!(to, t0.wrapping_add(done));
+                    }
+                    (Buffer::Untagged { mo, .. }, Buffer::Untagged { .. }) => {
+                        assert_eq!(u64::from(mo), done);
+                    }
+                    other => panic!("{other:?}"),
+                }
+                let first = ends == 0;
+                let want = if first { msg.rdmap } else { Header::None };
+                assert_eq!((h.opcode, h.rdmap), (msg.opcode, want));
+            }
+            RxEvent::Payload(_, d) => got.extend_from_slice(d),
+            RxEvent::End(_) => ends += 1,
+        }
+    }
+    assert_eq!(ends, fpdus);
+    assert_eq!(got, payload);
 }
 
 /// Feeds `stream` with [`RxParser::feed_some`] under successive limits, as the module

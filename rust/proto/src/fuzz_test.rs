@@ -262,6 +262,7 @@ fn export_fuzz_seeds() {
         ("mpa", mpa_seeds()),
         ("atomic", atomic_seeds()),
         ("rx", rx_seeds()),
+        ("tx", tx_seeds()),
     ] {
         let dir = root.join(target);
         std::fs::create_dir_all(&dir).unwrap();
@@ -488,4 +489,29 @@ fn rx_signature(data: &[u8]) -> u64 {
 fn rx_mutation_fuzz() {
     let classes = run("rx", rx_seeds(), 300_000, rx_one, rx_signature);
     assert!(classes > 100, "{classes}");
+}
+
+/// Seeds for [`tx_one`]: every message kind with CRC and markers on and off, at a
+/// few lengths and caps.
+pub fn tx_seeds() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for cfg in [0u8, 1, 3, 1 | (2 << 2), 1 | (6 << 2), 3 | (3 << 2)] {
+        for kind in 0u8..8 {
+            for (hi, lo, mul) in [(0u8, 0u8, 0u8), (0, 100, 0), (5, 220, 1), (255, 255, 3)] {
+                out.push(vec![cfg, kind, hi, lo, mul, 0, 200, 17, 1]);
+            }
+        }
+    }
+    out
+}
+
+fn tx_signature(data: &[u8]) -> u64 {
+    let b = |i: usize| data.get(i).copied().unwrap_or(0);
+    hash_of((b(0) & 0x1f, b(1) % 8, b(2) >> 5, data.len().min(8)))
+}
+
+#[test]
+fn tx_mutation_fuzz() {
+    let classes = run("tx", tx_seeds(), 4_000, tx_one, tx_signature);
+    assert!(classes > 50, "{classes}");
 }

@@ -66,8 +66,14 @@ mod flag {
     /// RFC 6581: the first bit of the former Res field, "enhanced RDMA connection
     /// establishment" (IRD/ORD block present).
     pub const ENHANCED: u8 = 0x10;
+    /// The next bit of the former Res field, used by rsiw (and by siw's experimental,
+    /// compiled-out `MPA_RR_FLAG_GSO_EXP`) with one meaning: the sender of this frame
+    /// accepts FPDUs longer than the EMSS allows (RFC 5044 §4.1 bounds what a sender
+    /// sends, not what a receiver can take). An RFC peer ignores it (§7.1.1) and
+    /// never sets it, so it is never sent large FPDUs.
+    pub const LARGE_FPDU: u8 = 0x08;
     /// Still reserved: zero on transmit, ignored on receive.
-    pub const RESERVED: u8 = 0x0F;
+    pub const RESERVED: u8 = 0x07;
 }
 
 /// Bits of the two 16-bit words of the RFC 6581 IRD/ORD block.
@@ -258,6 +264,12 @@ impl<T: AsRef<[u8]>> Frame<T> {
         self.byte(field::FLAGS) & flag::ENHANCED != 0
     }
 
+    /// The large-FPDU bit (`flag::LARGE_FPDU`): the sender accepts FPDUs longer than
+    /// the EMSS allows.
+    pub fn large_fpdu(&self) -> bool {
+        self.byte(field::FLAGS) & flag::LARGE_FPDU != 0
+    }
+
     /// The still-reserved flag bits, as received (ignored by the parser).
     pub fn reserved(&self) -> u8 {
         self.byte(field::FLAGS) & flag::RESERVED
@@ -315,12 +327,25 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Frame<T> {
 
     /// Writes the flags byte; reserved bits are zeroed (RFC 5044 §7.1.1).
     pub fn set_flags(&mut self, markers: bool, crc: bool, reject: bool, enhanced: bool) {
+        self.set_flag_bits(markers, crc, reject, enhanced, false);
+    }
+
+    /// [`Frame::set_flags`] with the large-FPDU bit.
+    pub fn set_flag_bits(
+        &mut self,
+        markers: bool,
+        crc: bool,
+        reject: bool,
+        enhanced: bool,
+        large_fpdu: bool,
+    ) {
         let mut v = 0;
         for (on, bit) in [
             (markers, flag::MARKERS),
             (crc, flag::CRC),
             (reject, flag::REJECT),
             (enhanced, flag::ENHANCED),
+            (large_fpdu, flag::LARGE_FPDU),
         ] {
             if on {
                 v |= bit;
@@ -534,6 +559,8 @@ pub struct FrameRepr<'a> {
     pub ird_ord: Option<IrdOrd>,
     /// The ULP's private data: what follows the IRD/ORD block, or all of it.
     pub private_data: &'a [u8],
+    /// The sender accepts FPDUs longer than the EMSS allows (`flag::LARGE_FPDU`).
+    pub large_fpdu: bool,
 }
 
 impl<'a> FrameRepr<'a> {
@@ -559,6 +586,7 @@ impl<'a> FrameRepr<'a> {
             rev,
             ird_ord,
             private_data,
+            large_fpdu: frame.large_fpdu(),
         })
     }
 
@@ -603,7 +631,13 @@ impl<'a> FrameRepr<'a> {
         }
         frame.set_kind(self.kind);
         let reject = self.kind == FrameKind::Reply && self.reject;
-        frame.set_flags(self.markers, self.crc, reject, self.ird_ord.is_some());
+        frame.set_flag_bits(
+            self.markers,
+            self.crc,
+            reject,
+            self.ird_ord.is_some(),
+            self.large_fpdu,
+        );
         frame.set_rev(self.rev.wire());
         frame.set_pd_length(pd_wire);
         let out = frame.private_data_mut();
@@ -647,6 +681,9 @@ pub struct LocalParams {
     /// Initiator: request the peer-to-peer model offering these RTR types (`None`:
     /// client-server, no RTR). Responder: the RTR types we accept (`None`: any).
     pub p2p: Option<RtrSet>,
+    /// We accept FPDUs longer than the EMSS allows, and say so (`flag::LARGE_FPDU`);
+    /// off for an RFC 5044 endpoint.
+    pub large_fpdu: bool,
 }
 
 impl Default for LocalParams {
@@ -659,6 +696,7 @@ impl Default for LocalParams {
             ird: 16,
             ord: 16,
             p2p: None,
+            large_fpdu: false,
         }
     }
 }
@@ -680,6 +718,9 @@ pub struct StreamParams {
     pub ord: u16,
     /// The RTR message the initiator sends first, in the peer-to-peer model.
     pub rtr: Option<Rtr>,
+    /// We may send FPDUs longer than the EMSS allows: both sides set
+    /// `flag::LARGE_FPDU` (never with an RFC 5044 peer).
+    pub large_fpdu_tx: bool,
 }
 
 /// Builds the initiator's Request carrying `private_data` for the ULP.
@@ -704,6 +745,7 @@ pub fn request<'a>(local: &LocalParams, private_data: &'a [u8]) -> FrameRepr<'a>
         rev: local.rev,
         ird_ord,
         private_data,
+        large_fpdu: local.large_fpdu,
     }
 }
 
@@ -740,6 +782,9 @@ pub fn respond<'a>(
     }
     let rev = req.rev.min(local.rev);
     let crc = req.crc || local.crc;
+    // Large FPDUs only between two endpoints that both asked for them; the Reply
+    // carries the bit only in answer to a Request that had it.
+    let large = req.large_fpdu && local.large_fpdu;
     let mut params = StreamParams {
         rev,
         crc,
@@ -748,6 +793,7 @@ pub fn respond<'a>(
         ird: local.ird,
         ord: local.ord,
         rtr: None,
+        large_fpdu_tx: large,
     };
     let ird_ord = match (rev, req.ird_ord) {
         (Revision::Rev2, Some(peer)) => {
@@ -779,6 +825,7 @@ pub fn respond<'a>(
         rev,
         ird_ord,
         private_data,
+        large_fpdu: large,
     };
     Ok((reply, params))
 }
@@ -824,6 +871,7 @@ pub fn reject_reply<'a>(
         },
         ird_ord: None,
         private_data,
+        large_fpdu: false,
     }
 }
 
@@ -858,6 +906,7 @@ pub fn complete(
         ird: local.ird,
         ord: local.ord,
         rtr: None,
+        large_fpdu_tx: req.large_fpdu && reply.large_fpdu,
     };
     let sent = match req.ird_ord {
         // A Rev 1 Reply to an enhanced Request is the downgrade of a Rev 1 peer.

@@ -76,6 +76,7 @@ fn deconstruct_rev1_request() {
             rev: Revision::Rev1,
             ird_ord: None,
             private_data: &[],
+            large_fpdu: false,
         })
     );
 }
@@ -243,7 +244,7 @@ fn enhanced_frame_without_room_for_ird_ord_is_refused() {
 fn reserved_bits_and_rev1_enhanced_bit_are_ignored() {
     // Reserved flag bits set: same meaning (RFC 5044 §7.1.1: ignored on receive).
     let mut buf = req_v1_crc();
-    buf[16] |= 0x0F;
+    buf[16] |= 0x07;
     let repr = parse(&buf).unwrap();
     assert_eq!(repr, parse(&req_v1_crc()).unwrap());
     // Re-emitting clears them.
@@ -319,6 +320,7 @@ fn request_fixture_from_local_params() {
             write: true,
             read: true,
         }),
+        large_fpdu: false,
     };
     assert_eq!(emit(&request(&local, b"abc")).unwrap(), req_v2_enhanced());
     let v1 = LocalParams {
@@ -367,6 +369,7 @@ fn responder_reply_fixture() {
             ird: 4,
             ord: 16,
             rtr: Some(Rtr::Write),
+            large_fpdu_tx: false,
         }
     );
 }
@@ -660,4 +663,42 @@ fn read_rtr_needs_an_inbound_read_slot() {
         b.rtr = RtrSet::only(Rtr::Read);
     });
     assert_eq!(refuse, Err(MpaError::NoMatchingRtr));
+}
+
+/// The large-FPDU bit (0x08 of the flags byte): set by an endpoint that accepts FPDUs
+/// longer than the EMSS; used only when both ends set it, answered only when asked.
+#[test]
+fn large_fpdus_only_between_endpoints_that_both_ask() {
+    let on = LocalParams {
+        large_fpdu: true,
+        ..LocalParams::default()
+    };
+    let off = LocalParams::default();
+    let req_on = request(&on, &[]);
+    let bytes = emit(&req_on).unwrap();
+    assert_eq!(bytes[16] & 0x08, 0x08);
+    assert!(parse(&bytes).unwrap().large_fpdu);
+    let req_off = request(&off, &[]);
+    assert_eq!(emit(&req_off).unwrap()[16] & 0x08, 0);
+    for (local, req, both) in [
+        (&on, &req_on, true),
+        (&on, &req_off, false),
+        (&off, &req_on, false),
+        (&off, &req_off, false),
+    ] {
+        let (reply, params) = respond(local, req, &[]).unwrap();
+        assert_eq!(params.large_fpdu_tx, both);
+        // The Reply carries the bit only in answer to a Request that had it.
+        assert_eq!(reply.large_fpdu, both);
+        assert_eq!(emit(&reply).unwrap()[16] & 0x08 != 0, both);
+        let initiator = if req.large_fpdu { &on } else { &off };
+        assert_eq!(
+            complete(initiator, req, &reply).unwrap().large_fpdu_tx,
+            both
+        );
+    }
+    // A Reply setting the bit to a Request that did not is not believed.
+    let (mut reply, _) = respond(&off, &req_off, &[]).unwrap();
+    reply.large_fpdu = true;
+    assert!(!complete(&off, &req_off, &reply).unwrap().large_fpdu_tx);
 }

@@ -138,6 +138,12 @@ pub trait RxSink {
     fn payload(&mut self, data: &[u8], at: Placement) -> Result<(), TermCause>;
     /// The segment passed its CRC: commit it. `Err` ends the stream.
     fn segment_end(&mut self, end: &SegmentEnd) -> Result<(), TermCause>;
+    /// The sink can take no further FPDU now (e.g. its queue of completions to
+    /// deliver is full): [`RxParser::feed_some`] stops at the next FPDU boundary,
+    /// after at least one octet, and the caller feeds the rest later.
+    fn saturated(&self) -> bool {
+        false
+    }
 }
 
 /// A fatal stream error: the Terminate that describes it.
@@ -392,8 +398,9 @@ impl<C: Crc32c> RxParser<C> {
     /// (at least one if `input` and `max` are not empty). It stops early at
     /// an FPDU boundary when the next FPDU is not whole within the limit, so
     /// that the next call starts with it: a caller that feeds a long input
-    /// in bounded pieces (the module: one lock hold each) keeps them aligned
-    /// to FPDUs and its FPDUs on the one-step path.
+    /// in bounded pieces keeps them aligned to FPDUs and its FPDUs on the
+    /// one-step path. It also stops at an FPDU boundary when the sink is
+    /// [`RxSink::saturated`].
     pub fn feed_some<S: RxSink>(
         &mut self,
         input: &[u8],
@@ -406,7 +413,11 @@ impl<C: Crc32c> RxParser<C> {
             if let State::Dead(e) = self.state {
                 return Err(e);
             }
-            if !self.cfg.markers && matches!(self.state, State::Header { have: 0, .. }) {
+            let boundary = matches!(self.state, State::Header { have: 0, .. });
+            if boundary && used > 0 && sink.saturated() {
+                break;
+            }
+            if !self.cfg.markers && boundary {
                 if let Some(n) = self.whole_fpdu(rest, sink) {
                     used += n;
                     continue;

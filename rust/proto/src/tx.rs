@@ -108,6 +108,9 @@ pub enum TxError {
     BadMessage,
     /// The payload slice given to [`Fpdu::write`] is shorter than the message.
     ShortPayload,
+    /// [`TxFramer::fpdu_at`]: the offset is past the payload, or no payload octet
+    /// may be carried where some remain.
+    BadOffset,
 }
 
 /// Length field, DDP header and the longest RDMAP header.
@@ -131,6 +134,11 @@ impl TxFramer {
         Self { cfg, phase: 0 }
     }
 
+    /// The configuration it frames with.
+    pub const fn config(&self) -> TxConfig {
+        self.cfg
+    }
+
     fn max_ulpdu(&self) -> u16 {
         if self.cfg.markers {
             self.cfg.mulpdu.min(MAX_ULPDU_WITH_MARKERS)
@@ -139,9 +147,8 @@ impl TxFramer {
         }
     }
 
-    /// The FPDUs of `msg`, in order. The framer's marker phase advances as they are
-    /// taken, so every FPDU yielded must be sent, in order.
-    pub fn frames(&mut self, msg: &TxMessage) -> Result<Frames<'_>, TxError> {
+    /// Checks that `msg` can be framed; returns its DDP + RDMAP header length.
+    fn check(&self, msg: &TxMessage) -> Result<usize, TxError> {
         let tagged = matches!(msg.ddp, Buffer::Tagged { .. });
         let queue_ok = match msg.ddp {
             Buffer::Untagged { qn, .. } => msg.opcode.queue() == Some(qn),
@@ -155,12 +162,100 @@ impl TxFramer {
         if hdr > max || (msg.payload_len > 0 && hdr >= max) {
             return Err(TxError::MulpduTooSmall);
         }
+        Ok(hdr)
+    }
+
+    /// Payload octets the FPDU of `msg` starting at payload offset `off` can carry at
+    /// most: MULPDU less its headers (the RDMAP header is in the first FPDU only).
+    pub fn room(&self, msg: &TxMessage, off: u32) -> u32 {
+        let tagged = matches!(msg.ddp, Buffer::Tagged { .. });
+        let rdmap = if off == 0 { msg.rdmap.buffer_len() } else { 0 };
+        usize::from(self.max_ulpdu()).saturating_sub(ddp_len(tagged) + rdmap) as u32
+    }
+
+    /// The FPDUs of `msg`, in order. The framer's marker phase advances as they are
+    /// taken, so every FPDU yielded must be sent, in order.
+    pub fn frames(&mut self, msg: &TxMessage) -> Result<Frames<'_>, TxError> {
+        self.check(msg)?;
         Ok(Frames {
             framer: self,
             msg: *msg,
             sent: 0,
             done: false,
         })
+    }
+
+    /// The FPDU of `msg` whose payload starts at octet `off` of the message, carrying
+    /// at most `max_payload` octets (and at most [`TxFramer::room`]): a sender can
+    /// resume a message at any offset, with FPDUs of any size up to MULPDU. A
+    /// continuation carries no RDMAP header, and its DDP header addresses its first
+    /// octet (RFC 5041 §5: TO + `off` for a tagged message, MO = `off` for an
+    /// untagged one); the last FPDU of the message has the Last flag. The marker
+    /// phase advances: the FPDU must be sent, and before any FPDU framed later.
+    pub fn fpdu_at(
+        &mut self,
+        msg: &TxMessage,
+        off: u32,
+        max_payload: u32,
+    ) -> Result<Fpdu, TxError> {
+        self.check(msg)?;
+        let left = msg.payload_len.checked_sub(off).ok_or(TxError::BadOffset)?;
+        let n = left.min(self.room(msg, off)).min(max_payload);
+        if (left > 0 && n == 0) || (left == 0 && off > 0) {
+            return Err(TxError::BadOffset);
+        }
+        Ok(self.build(msg, off, n))
+    }
+
+    /// The FPDU at `off` with `n` payload octets; `check` has passed, `n` fits.
+    fn build(&mut self, msg: &TxMessage, off: u32, n: u32) -> Fpdu {
+        let rdmap = if off == 0 { msg.rdmap } else { Header::None };
+        let last = off.saturating_add(n) >= msg.payload_len;
+        let buffer = match msg.ddp {
+            Buffer::Tagged { stag, to } => Buffer::Tagged {
+                stag,
+                to: to.wrapping_add(u64::from(off)),
+            },
+            Buffer::Untagged {
+                ulp_word, qn, msn, ..
+            } => Buffer::Untagged {
+                ulp_word,
+                qn,
+                msn,
+                mo: off,
+            },
+        };
+        let hdr_len = ddp_len(matches!(msg.ddp, Buffer::Tagged { .. })) + rdmap.buffer_len();
+        // `check` and `room` keep this within MULPDU, a u16.
+        let ulpdu_len = (hdr_len + n as usize) as u16;
+        let mut hdr = [0u8; MAX_HDR];
+        hdr[..2].copy_from_slice(&ulpdu_len.to_be_bytes());
+        let d = ddp::Repr {
+            last,
+            ulp_ctrl: Control::emit(msg.opcode),
+            buffer,
+        };
+        d.emit(&mut ddp::Packet::new_unchecked(&mut hdr[2..]));
+        rdmap.emit(&mut hdr[2 + d.buffer_len()..]);
+        let start = off as usize;
+        let mut f = Fpdu {
+            hdr,
+            hdr_len: 2 + hdr_len,
+            payload: start..start + n as usize,
+            pad: fpdu::pad_len(ulpdu_len),
+            phase: self.phase,
+            markers: self.cfg.markers,
+            crc: self.cfg.crc,
+            wire_len: 0,
+        };
+        f.wire_len = if f.markers {
+            f.pieces().map(|p| p.len()).sum()
+        } else {
+            // Without markers the pieces are exactly these (RFC 5044 §4.1).
+            f.hdr_len + f.payload.len() + f.pad + fpdu::CRC_LEN
+        };
+        self.phase = (self.phase + f.wire_len) % MARKER_INTERVAL;
+        f
     }
 }
 
@@ -172,7 +267,7 @@ const fn ddp_len(tagged: bool) -> usize {
     }
 }
 
-/// Iterator over the FPDUs of one message.
+/// Iterator over the FPDUs of one message, each as large as MULPDU allows.
 #[derive(Debug)]
 pub struct Frames<'a> {
     framer: &'a mut TxFramer,
@@ -188,60 +283,27 @@ impl Iterator for Frames<'_> {
         if self.done {
             return None;
         }
-        let first = self.sent == 0;
-        let rdmap = if first { self.msg.rdmap } else { Header::None };
-        let tagged = matches!(self.msg.ddp, Buffer::Tagged { .. });
-        let hdr_len = ddp_len(tagged) + rdmap.buffer_len();
-        let room = usize::from(self.framer.max_ulpdu()).saturating_sub(hdr_len) as u32;
         let left = self.msg.payload_len.saturating_sub(self.sent);
-        let n = left.min(room);
-        let last = n == left;
-        let buffer = match self.msg.ddp {
-            Buffer::Tagged { stag, to } => Buffer::Tagged {
-                stag,
-                to: to.wrapping_add(u64::from(self.sent)),
-            },
-            Buffer::Untagged {
-                ulp_word, qn, msn, ..
-            } => Buffer::Untagged {
-                ulp_word,
-                qn,
-                msn,
-                mo: self.sent,
-            },
-        };
-        let ulpdu_len = (hdr_len + n as usize) as u16;
-        let mut hdr = [0u8; MAX_HDR];
-        hdr[..2].copy_from_slice(&ulpdu_len.to_be_bytes());
-        let d = ddp::Repr {
-            last,
-            ulp_ctrl: Control::emit(self.msg.opcode),
-            buffer,
-        };
-        d.emit(&mut ddp::Packet::new_unchecked(&mut hdr[2..]));
-        rdmap.emit(&mut hdr[2 + d.buffer_len()..]);
-        let start = self.sent as usize;
-        let mut f = Fpdu {
-            hdr,
-            hdr_len: 2 + hdr_len,
-            payload: start..start + n as usize,
-            pad: fpdu::pad_len(ulpdu_len),
-            phase: self.framer.phase,
-            markers: self.framer.cfg.markers,
-            crc: self.framer.cfg.crc,
-            wire_len: 0,
-        };
-        f.wire_len = if f.markers {
-            f.pieces().map(|p| p.len()).sum()
-        } else {
-            // Without markers the pieces are exactly these (RFC 5044 §4.1).
-            f.hdr_len + f.payload.len() + f.pad + fpdu::CRC_LEN
-        };
-        self.framer.phase = (self.framer.phase + f.wire_len) % MARKER_INTERVAL;
+        let n = left.min(self.framer.room(&self.msg, self.sent));
+        let f = self.framer.build(&self.msg, self.sent, n);
         self.sent += n;
-        self.done = last;
+        self.done = n == left;
         Some(f)
     }
+}
+
+/// Where [`Fpdu::emit`] puts an FPDU.
+pub trait FpduOut {
+    /// What stops the emission.
+    type Error;
+
+    /// Octets built by the framer, in wire order: header, markers, PAD, the CRC field.
+    fn bytes(&mut self, b: &[u8]) -> Result<(), Self::Error>;
+
+    /// Payload octets `range` of the message come next on the wire: the caller copies
+    /// them or queues their pages. With `crc` given (CRC on), it continues the raw
+    /// CRC32c register over exactly those octets, in the same pass if it can.
+    fn payload(&mut self, range: Range<usize>, crc: Option<&mut u32>) -> Result<(), Self::Error>;
 }
 
 /// One framed FPDU: owned header octets, the payload range it carries, PAD and trailer.
@@ -305,30 +367,60 @@ impl Fpdu {
         }
     }
 
+    /// Emits the FPDU in wire order to `out`, computing the CRC (RFC 5044 §4.4: over
+    /// everything from the length field to the PAD, markers included) with `crc` for
+    /// the framer's octets and through [`FpduOut::payload`] for the payload.
+    pub fn emit<C: Crc32c, O: FpduOut>(&self, crc: &C, out: &mut O) -> Result<(), O::Error> {
+        let mut reg = CRC32C_INIT;
+        for p in self.pieces() {
+            match p {
+                Piece::Bytes(b) => {
+                    if self.crc {
+                        reg = crc.update(reg, b);
+                    }
+                    out.bytes(b)?;
+                }
+                Piece::Marker(m) => {
+                    if self.crc {
+                        reg = crc.update(reg, &m);
+                    }
+                    out.bytes(&m)?;
+                }
+                Piece::Payload(r) => out.payload(r, self.crc.then_some(&mut reg))?,
+                Piece::Crc => out.bytes(&crc32c_finish(reg).to_le_bytes())?,
+            }
+        }
+        Ok(())
+    }
+
     /// Emits the FPDU for a message whose whole payload is `payload`, computing the CRC.
     pub fn write<C: Crc32c, F: FnMut(&[u8])>(
         &self,
         crc: &C,
         payload: &[u8],
-        mut out: F,
+        out: F,
     ) -> Result<(), TxError> {
-        let mut reg = CRC32C_INIT;
-        for p in self.pieces() {
-            let bytes: &[u8] = match &p {
-                Piece::Bytes(b) => b,
-                Piece::Marker(m) => m,
-                Piece::Payload(r) => payload.get(r.clone()).ok_or(TxError::ShortPayload)?,
-                Piece::Crc => {
-                    out(&crc32c_finish(reg).to_le_bytes());
-                    continue;
-                }
-            };
-            if self.crc {
-                reg = crc.update(reg, bytes);
-            }
-            out(bytes);
+        struct Slice<'p, 'c, C, F> {
+            payload: &'p [u8],
+            crc: &'c C,
+            out: F,
         }
-        Ok(())
+        impl<C: Crc32c, F: FnMut(&[u8])> FpduOut for Slice<'_, '_, C, F> {
+            type Error = TxError;
+            fn bytes(&mut self, b: &[u8]) -> Result<(), TxError> {
+                (self.out)(b);
+                Ok(())
+            }
+            fn payload(&mut self, r: Range<usize>, crc: Option<&mut u32>) -> Result<(), TxError> {
+                let b = self.payload.get(r).ok_or(TxError::ShortPayload)?;
+                if let Some(reg) = crc {
+                    *reg = self.crc.update(*reg, b);
+                }
+                (self.out)(b);
+                Ok(())
+            }
+        }
+        self.emit(crc, &mut Slice { payload, crc, out })
     }
 }
 

@@ -181,6 +181,130 @@ fn tx_to_rx_round_trip() {
     }
 }
 
+/// A message resumed at any offset with FPDUs of any size up to MULPDU (what the
+/// module does after a partial send, and with large FPDUs): every split gives back
+/// the same message, each payload octet placed at its own TO / MO, with and without
+/// CRC and markers, up to the largest MULPDU a ULPDU_Length can carry.
+#[test]
+fn resumed_at_any_offset_round_trip() {
+    let mut rng = Rng(0x0bad_cafe_f00d_0001);
+    let mut msgs = messages(&mut rng);
+    // Large payloads too, for MULPDUs beyond an MSS.
+    let mut msn = 1 + msgs
+        .iter()
+        .filter(|(m, _)| matches!(m.ddp, Buffer::Untagged { qn: 0, .. }))
+        .count() as u32;
+    for len in [65_535u32, 65_536, 200_001] {
+        let p: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        msgs.push((TxMessage::tagged(Opcode::Write, 9, 1 << 40, len), p.clone()));
+        msgs.push((TxMessage::send(Opcode::Send, msn, 0, len), p));
+        msn += 1;
+    }
+    for crc in [false, true] {
+        for markers in [false, true] {
+            for mulpdu in [72u16, 517, 1454, 9000, 32_768, u16::MAX] {
+                let mut tx = TxFramer::new(TxConfig {
+                    crc,
+                    markers,
+                    mulpdu,
+                });
+                let mut s = Vec::new();
+                let mut fpdus = Vec::new();
+                for (m, p) in &msgs {
+                    let mut off = 0u32;
+                    let mut n = 0;
+                    loop {
+                        // A random cap, often below what MULPDU allows.
+                        let cap = match rng.below(4) {
+                            0 => u32::MAX,
+                            1 => 1 + rng.below(64) as u32,
+                            _ => 1 + rng.below(u64::from(tx.room(m, off)).max(1)) as u32,
+                        };
+                        let f = tx.fpdu_at(m, off, cap).expect("frameable");
+                        assert_eq!(f.payload.start, off as usize);
+                        assert!(f.payload.len() as u32 <= cap);
+                        assert!(f.payload.len() as u32 <= tx.room(m, off));
+                        assert_eq!(f.wire_len, f.pieces().map(|p| p.len()).sum::<usize>());
+                        f.write(&rsiw_proto::crc::SoftCrc32c, p, |b| s.extend_from_slice(b))
+                            .unwrap();
+                        off = f.payload.end as u32;
+                        n += 1;
+                        if off >= m.payload_len {
+                            break;
+                        }
+                    }
+                    fpdus.push(n);
+                }
+                let cfg = RxConfig {
+                    crc,
+                    markers,
+                    max_ulpdu: u16::MAX,
+                };
+                let ev = run(cfg, &s);
+                let what = format!("crc {crc} markers {markers} mulpdu {mulpdu}");
+                // Every payload octet lands at its own offset of the message.
+                let mut placed: Vec<Vec<u8>> = Vec::new();
+                let mut hdrs = Vec::new();
+                let mut segs = Vec::new();
+                let mut i = 0;
+                let mut base_to = 0u64;
+                for e in &ev {
+                    match e {
+                        Ev::Header(h) => {
+                            if placed.len() == i {
+                                placed.push(Vec::new());
+                                hdrs.push((h.opcode, h.rdmap));
+                                segs.push(0);
+                                if let Buffer::Tagged { to, .. } = h.ddp {
+                                    base_to = to;
+                                }
+                            }
+                            segs[i] += 1;
+                        }
+                        Ev::Payload(at, d) => {
+                            let off = match *at {
+                                Placement::Tagged { to, .. } => (to - base_to) as usize,
+                                Placement::Untagged { mo, .. } => mo as usize,
+                            };
+                            assert_eq!(off, placed[i].len(), "{what}: placement offset");
+                            placed[i].extend_from_slice(d);
+                        }
+                        Ev::End(end) if end.last => i += 1,
+                        Ev::End(_) => {}
+                        Ev::Error(e) => panic!("{what}: unexpected error {e:?}"),
+                    }
+                }
+                assert_eq!(placed.len(), msgs.len(), "{what}");
+                for (j, (m, p)) in msgs.iter().enumerate() {
+                    assert_eq!(hdrs[j], (m.opcode, m.rdmap), "{what}");
+                    assert_eq!(&placed[j], p, "{what}: {:?} payload", m.opcode);
+                    assert_eq!(segs[j], fpdus[j], "{what}: segments");
+                }
+            }
+        }
+    }
+}
+
+/// `fpdu_at` refuses an offset past the payload, a continuation of an empty
+/// message and a cap of zero octets where octets remain.
+#[test]
+fn fpdu_at_refuses_bad_offsets() {
+    use rsiw_proto::tx::TxError;
+    let mut tx = TxFramer::new(TxConfig {
+        crc: true,
+        markers: false,
+        mulpdu: 1454,
+    });
+    let m = TxMessage::tagged(Opcode::Write, 1, 0, 100);
+    assert_eq!(tx.fpdu_at(&m, 101, 10).err(), Some(TxError::BadOffset));
+    assert_eq!(tx.fpdu_at(&m, 100, 10).err(), Some(TxError::BadOffset));
+    assert_eq!(tx.fpdu_at(&m, 50, 0).err(), Some(TxError::BadOffset));
+    assert_eq!(tx.fpdu_at(&m, 50, 10).map(|f| f.payload), Ok(50..60));
+    let empty = TxMessage::send(Opcode::Send, 1, 0, 0);
+    assert_eq!(tx.fpdu_at(&empty, 0, 0).map(|f| f.payload), Ok(0..0));
+    assert_eq!(tx.fpdu_at(&empty, 1, 0).err(), Some(TxError::BadOffset));
+}
+
 /// With markers, the wire holds one every 512 octets from the first FPDU on, whose
 /// FPDUPTR counts back to the current FPDU's ULPDU_Length field (RFC 5044 §4.3).
 #[test]
@@ -325,4 +449,79 @@ fn framer_rejects_impossible_messages() {
         mo: 0,
     };
     assert_eq!(tx.frames(&m).err(), Some(TxError::BadMessage));
+}
+
+/// A sink that is saturated after every segment end until the caller drains it:
+/// `feed_some` then stops at each FPDU boundary (after at least one octet), never
+/// inside an FPDU, and the events are those of an unbounded feed.
+#[test]
+fn a_saturated_sink_stops_the_parser_at_fpdu_boundaries() {
+    use rsiw_proto::rx::{HeaderInfo, RxParser, RxSink, SegmentEnd};
+    struct Saturating {
+        rec: Recorder,
+        ends: usize,
+    }
+    impl RxSink for Saturating {
+        fn header(&mut self, h: &HeaderInfo) -> Result<(), TermCause> {
+            self.rec.header(h)
+        }
+        fn payload(&mut self, d: &[u8], at: Placement) -> Result<(), TermCause> {
+            self.rec.payload(d, at)
+        }
+        fn segment_end(&mut self, e: &SegmentEnd) -> Result<(), TermCause> {
+            self.ends += 1;
+            self.rec.segment_end(e)
+        }
+        fn saturated(&self) -> bool {
+            self.ends > 0
+        }
+    }
+    let mut rng = Rng(0x5a5a_0001_0002_0003);
+    let msgs = messages(&mut rng);
+    for (crc, markers) in [(false, false), (true, false), (true, true)] {
+        let cfg = TxConfig {
+            crc,
+            markers,
+            mulpdu: 517,
+        };
+        let mut tx = TxFramer::new(cfg);
+        let mut s = Vec::new();
+        let mut bounds = vec![0usize];
+        for (m, p) in &msgs {
+            for f in tx.frames(m).unwrap() {
+                f.write(&rsiw_proto::crc::SoftCrc32c, p, |b| s.extend_from_slice(b))
+                    .unwrap();
+                bounds.push(s.len());
+            }
+        }
+        let rcfg = RxConfig {
+            crc,
+            markers,
+            max_ulpdu: u16::MAX,
+        };
+        let mut rx = RxParser::new(rsiw_proto::crc::SoftCrc32c, rcfg);
+        let mut sink = Saturating {
+            rec: Recorder::default(),
+            ends: 0,
+        };
+        let mut at = 0;
+        let mut calls = 0;
+        while at < s.len() {
+            let n = rx.feed_some(&s[at..], usize::MAX, &mut sink).unwrap();
+            assert!(n > 0);
+            at += n;
+            calls += 1;
+            if !markers {
+                // Stopped where an FPDU ends (with markers, a marker may follow).
+                assert!(
+                    bounds.binary_search(&at).is_ok(),
+                    "stopped inside an FPDU at {at}"
+                );
+            }
+            assert!(sink.ends <= 1, "went on past a saturated sink");
+            sink.ends = 0;
+        }
+        assert_eq!(calls, bounds.len() - 1, "crc {crc} markers {markers}");
+        assert_eq!(sink.rec.evs, run(rcfg, &s));
+    }
 }
