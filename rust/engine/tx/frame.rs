@@ -115,9 +115,8 @@ impl Engine {
         // would split the payload (they are never sent, `markers_tx`).
         let try_zc = !append && *zc_min > 0 && total >= *zc_min && !self.params.markers_tx;
         let want = left.min(room);
-        let zc = try_zc
-            && want > 0
-            && matches!(msg.src.user_pages(off, want as usize, segs), Ok(true));
+        let zc =
+            try_zc && want > 0 && matches!(msg.src.user_pages(off, want as usize, segs), Ok(true));
         let max = if zc {
             want
         } else {
