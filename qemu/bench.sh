@@ -1,12 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# rsiw-timeout: 1500
+# rsiw-timeout: 5400
 # `cargo xtask bench`: perftest over rdma_cm (-R) on one device at a time, both ends in
-# this VM on eth0 (10.0.2.15): siw and rsiw (send/write/read bandwidth at 64 KiB, latency
-# at 8 B, atomics where the device has them), rxe (atomics, the software reference), and
-# iperf3 over the same address as the TCP ceiling. Each measurement prints
+# this VM on eth0 (10.0.2.15): siw and rsiw (send/write/read bandwidth at 4 KiB, 64 KiB
+# and 1 MiB with one QP and four, latency at 8 B and 4 KiB, atomics where the device has
+# them, memory per QP), rxe (atomics, the software reference), iperf3 over the same
+# address and the guest's memory-copy rate as ceilings. Each measurement prints
 # `RSIW-BENCH DEV TEST UNIT VALUE` (or `RSIW-BENCH DEV TEST n/a WHY`); xtask tabulates.
-# rsiw runs twice: with its default MPA CRCs, and without (as siw-siw runs: "rsiw0-nocrc").
+# rsiw runs in four modes: MPA CRCs on and off (siw-siw runs without), large FPDUs
+# on and off (RSIW_MODES).
 . /rsiw/lib.sh
 setup_net
 BW_ITERS=${BENCH_BW_ITERS:-2000}
@@ -121,14 +123,73 @@ one() {
     report "$o_d" "$o_t" "$o_unit" "$o_size"
 }
 
-# verbs_bench DEV: the bandwidth and latency set.
+# Bandwidth sizes and their iterations (a 1 MiB run moves BW_BIG_ITERS MiB).
+BW_SIZES=${BENCH_BW_SIZES:-4096 65536 1048576}
+BW_BIG_ITERS=${BENCH_BW_BIG_ITERS:-200}
+LAT_SIZES=${BENCH_LAT_SIZES:-8 4096}
+bw_iters() { if [ "$1" -ge 1048576 ]; then echo "$BW_BIG_ITERS"; else echo "$BW_ITERS"; fi; }
+
+# verbs_bench DEV: the bandwidth set (each size, one QP and four: `:q4`) and the
+# latency set.
 verbs_bench() {
-    for t in ib_send_bw ib_write_bw ib_read_bw; do
-        one "$1" $t Gb/s 4 "$BW_ITERS" 65536 -R --report_gbits
+    for q in 1 4; do
+        for s in $BW_SIZES; do
+            for t in ib_send_bw ib_write_bw ib_read_bw; do
+                if [ $q = 1 ]; then
+                    one "$1" $t Gb/s 4 "$(bw_iters "$s")" "$s" -R --report_gbits
+                else
+                    one "$1" "$t:q$q" Gb/s 4 "$(bw_iters "$s")" "$s" -R --report_gbits -q $q
+                fi
+            done
+        done
     done
-    for t in ib_send_lat ib_write_lat ib_read_lat; do
-        one "$1" $t us 5 "$LAT_ITERS" 8 -R
+    for s in $LAT_SIZES; do
+        for t in ib_send_lat ib_write_lat ib_read_lat; do
+            one "$1" $t us 5 "$LAT_ITERS" "$s" -R
+        done
     done
+}
+
+# kmem: kernel memory in use, KiB: slab, vmalloc, and all memory not free.
+kmem() {
+    awk '/^MemTotal:/ { t = $2 } /^MemFree:/ { f = $2 } /^Slab:/ { s = $2 }
+         /^VmallocUsed:/ { v = $2 } END { print s, v, t - f }' /proc/meminfo
+}
+
+# qp_memory DEV: memory per QP with QPS connected QPs on each side (perftest's
+# default depths, `ib_write_bw -q`), both sides in this VM: what the device adds
+# to slab, vmalloc and all memory in use, while the connections are up, divided
+# by the QPs (2 × QPS). perftest's own memory is the same for every device.
+QPS=${BENCH_MEM_QPS:-100}
+qp_memory() {
+    sync
+    echo 2 > /proc/sys/vm/drop_caches
+    set -- "$1" $(kmem)
+    d=$1 s0=$2 v0=$3 u0=$4
+    port=$((port + 1))
+    ib_write_bw -F -d "$d" -R -q "$QPS" -D 20 -s 4096 -p $port > /tmp/mem-srv.log 2>&1 &
+    srv=$!
+    wait_rdma_listen
+    wait_tcp_listen $port
+    ib_write_bw -F -d "$d" -R -q "$QPS" -D 20 -s 4096 -p $port 10.0.2.15 > /tmp/mem-cli.log 2>&1 &
+    cli=$!
+    # The QPs are connected once traffic flows; sample in the middle of the run.
+    sleep 12
+    set -- $(kmem)
+    wait $cli; rc=$?
+    wait $srv
+    if [ $rc -ne 0 ]; then
+        tail -n 5 /tmp/mem-cli.log
+        echo "RSIW-BENCH $d qp-memory n/a perftest -q $QPS failed"
+        fail "bench $d qp-memory" "perftest -q $QPS failed"
+        return
+    fi
+    n=$((2 * QPS))
+    echo "RSIW-BENCH info memory $d: slab $s0 -> $1 KiB, vmalloc $v0 -> $2 KiB, in use $u0 -> $3 KiB with $n QPs"
+    echo "RSIW-BENCH $d qp-slab KiB/QP $(( ($1 - s0) / n ))"
+    echo "RSIW-BENCH $d qp-vmalloc KiB/QP $(( ($2 - v0) / n ))"
+    echo "RSIW-BENCH $d qp-memory KiB/QP $(( ($3 - u0) / n ))"
+    pass "bench $d qp-memory"
 }
 
 # has_atomics DEV: the device reports atomics; otherwise its atomic cells say why not.
@@ -184,16 +245,35 @@ g=$(iperf3 -c 10.0.2.15 -p 5201 -t 5 -f g 2>&1 | awk '/receiver/ {print $(NF-2);
 if [ -n "$g" ]; then echo "RSIW-BENCH tcp iperf3 Gb/s $g"; pass "bench iperf3"; else
     echo "RSIW-BENCH tcp iperf3 n/a failed"; fail "bench iperf3" "no receiver line"; fi
 
+# The guest's memory-copy rate: the ceiling of a receiver that copies each byte once.
+if command -v perf > /dev/null; then
+    m=$(perf bench mem memcpy -s 64MB -l 20 2>&1 | awk '/GB\/sec/ { v = $1 } END { print v }')
+    if [ -n "$m" ]; then echo "RSIW-BENCH guest memcpy GB/s $m"; pass "bench memcpy"; else
+        echo "RSIW-BENCH guest memcpy n/a perf bench printed no rate"; fi
+else
+    echo "RSIW-BENCH guest memcpy n/a no perf in the image (linux-perf on the host)"
+fi
+
+# rsiw's modes, LABEL:mpa_crc:mpa_large_fpdu. siw neither asks for nor requires MPA
+# CRCs, so siw-siw runs without them, while rsiw asks by default: the like-for-like
+# rows are rsiw's without CRC. Large FPDUs (rsiw↔rsiw only) on and off.
+RSIW_MODES=${BENCH_RSIW_MODES:-rsiw0:Y:Y rsiw0-nocrc:N:Y rsiw0-nocrc-rfc:N:N rsiw0-rfc:Y:N}
 for T in siw rsiw; do
     dev_up "$T" ${T}0 eth0 || continue
-    verbs_bench ${T}0
-    [ "$T" = siw ] && has_atomics siw0
-    if [ "$T" = rsiw ]; then
-        # siw neither asks for nor requires MPA CRCs, so siw-siw runs without them;
-        # rsiw asks by default. The like-for-like row: rsiw with mpa_crc=N.
-        echo N > /sys/module/rsiw/parameters/mpa_crc
-        LBL=rsiw0-nocrc verbs_bench rsiw0
+    if [ "$T" = siw ]; then
+        verbs_bench siw0
+        has_atomics siw0
+        qp_memory siw0
+    else
+        for m in $RSIW_MODES; do
+            l=${m%%:*} rest=${m#*:}
+            echo "${rest%%:*}" > /sys/module/rsiw/parameters/mpa_crc
+            echo "${rest#*:}" > /sys/module/rsiw/parameters/mpa_large_fpdu
+            LBL=$l verbs_bench rsiw0
+        done
         echo Y > /sys/module/rsiw/parameters/mpa_crc
+        echo Y > /sys/module/rsiw/parameters/mpa_large_fpdu
+        qp_memory rsiw0
     fi
     dev_down "$T" ${T}0
 done

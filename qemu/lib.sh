@@ -286,6 +286,13 @@ verbs_run() {
     if [ $vsrc -eq 0 ]; then pass "verbs server exits 0"; else fail "verbs server exits 0" "exit $vsrc"; fi
 }
 
+# emit_pcap NAME FILE CHECK: FILE as base64 console lines, then its size and the check
+# the host runs on it after the run (xtask/src/pcap.rs).
+emit_pcap() {
+    base64 "$2" | sed "s/^/RSIW-PCAP $1 /"
+    echo "RSIW-PCAP-END $1 $(wc -c < "$2") $3"
+}
+
 # run_kverbs DEV LABEL PASSING FAILING PARAMS...: load rsiw_kverbs_test on DEV (the run
 # happens at load), then check each case in PASSING passed and each in FAILING failed.
 run_kverbs() {

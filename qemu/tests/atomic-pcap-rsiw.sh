@@ -13,12 +13,6 @@ setup_net
 D=rsiw0
 P=18790
 
-# emit_pcap NAME FILE CHECK: FILE as base64 console lines, then its size and the host check.
-emit_pcap() {
-    base64 "$2" | sed "s/^/RSIW-PCAP $1 /"
-    echo "RSIW-PCAP-END $1 $(wc -c < "$2") $3"
-}
-
 dev_up rsiw "$D" eth0 || finish
 tcpdump -Z root -U -i lo -n -s 0 -w /tmp/atomic.pcap "tcp port $P or tcp port $((P + 1))" > /tmp/td.log 2>&1 &
 td=$!

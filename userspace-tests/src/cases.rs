@@ -22,6 +22,9 @@ pub struct Case {
 
 /// Message sizes of the data-transfer cases.
 const SIZES: [usize; 6] = [0, 1, 4095, 4096, 4097, 1 << 20];
+/// The bulk cases' transfer: one RDMA Write or Read of 64 MiB of a pseudo-random
+/// pattern, checked byte for byte at the other end.
+const BULK: usize = 64 << 20;
 
 /// SGE counts tried for `len`: 0 and 1 for empty messages, 1 for one byte, else 1 to 6.
 fn sge_counts(len: usize) -> Vec<usize> {
@@ -92,6 +95,20 @@ pub fn all() -> Vec<Case> {
     add("flush-on-disconnect".into(), Box::new(flush));
     crate::atomic::cases(&mut add);
     v
+}
+
+/// Cases run only when named (`--case bulk-*`): long transfers for the FPDU-size runs.
+pub fn bulk() -> Vec<Case> {
+    vec![
+        Case {
+            name: "bulk-write-64MiB".into(),
+            run: Box::new(|e| write(e, "bulk-write-64MiB", BULK, 1)),
+        },
+        Case {
+            name: "bulk-read-64MiB".into(),
+            run: Box::new(|e| read(e, "bulk-read-64MiB", BULK, 1)),
+        },
+    ]
 }
 
 /// Sends `len` bytes of `pattern(seed)` gathered from `n` SGEs and waits for its

@@ -138,9 +138,11 @@ fn main() -> ExitCode {
             }
         };
     }
+    let named = |c: &cases::Case| o.cases.iter().any(|p| matches(p, &c.name));
     let selected: Vec<cases::Case> = cases::all()
         .into_iter()
-        .filter(|c| o.cases.is_empty() || o.cases.iter().any(|p| matches(p, &c.name)))
+        .filter(|c| o.cases.is_empty() || named(c))
+        .chain(cases::bulk().into_iter().filter(|c| named(c)))
         .collect();
     if o.list {
         for c in &selected {

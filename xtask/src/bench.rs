@@ -229,31 +229,70 @@ fn table(c: &Cells, info: &[String]) -> String {
     {
         let _ = writeln!(t, "# {i}");
     }
-    let _ = writeln!(
-        t,
-        "{:<18} {:>4} {:>22} {:>22} {:>8} {:>22} {:>8}  target",
-        "test", "unit", "siw", "rsiw", "rsiw/siw", "rsiw no CRC", "ratio"
-    );
-    let verbs = [
-        ("ib_send_bw@65536", "Gb/s", ">= 1.3"),
-        ("ib_write_bw@65536", "Gb/s", ">= 1.3"),
-        ("ib_read_bw@65536", "Gb/s", ">= 1.3"),
-        ("ib_send_lat@8", "us", "<= 0.8"),
-        ("ib_write_lat@8", "us", "<= 0.8"),
-        ("ib_read_lat@8", "us", "<= 0.8"),
+    // rsiw's modes (`qemu/bench.sh` RSIW_MODES), each with its ratio to siw.
+    let modes = [
+        ("rsiw0", "rsiw"),
+        ("rsiw0-nocrc", "rsiw no CRC"),
+        ("rsiw0-nocrc-rfc", "no CRC, RFC FPDUs"),
+        ("rsiw0-rfc", "rsiw RFC FPDUs"),
     ];
-    for (test, unit, target) in verbs {
-        let _ = writeln!(
+    let _ = write!(t, "{:<24} {:>4} {:>20}", "test", "unit", "siw");
+    for (_, name) in modes {
+        let _ = write!(t, " {:>22} {:>6}", name, "/siw");
+    }
+    let _ = writeln!(t, "  target (no CRC / siw)");
+    let mut rows: Vec<(String, &str, &str)> = Vec::new();
+    for q in ["", ":q4"] {
+        for size in ["4096", "65536", "1048576"] {
+            for op in ["send", "write", "read"] {
+                let target = if size == "65536" { ">= 1.3" } else { "" };
+                rows.push((format!("ib_{op}_bw{q}@{size}"), "Gb/s", target));
+            }
+        }
+    }
+    for size in ["8", "4096"] {
+        for op in ["send", "write", "read"] {
+            let target = if size == "8" { "<= 0.8" } else { "" };
+            rows.push((format!("ib_{op}_lat@{size}"), "us", target));
+        }
+    }
+    for (test, unit, target) in &rows {
+        let _ = write!(
             t,
-            "{:<18} {:>4} {:>22} {:>22} {:>8} {:>22} {:>8}  {}",
+            "{:<24} {:>4} {:>20}",
             test,
             unit,
-            cell_range(c, &spread, "siw0", test),
-            cell_range(c, &spread, "rsiw0", test),
-            ratio(value(c, "rsiw0", test), value(c, "siw0", test)),
-            cell_range(c, &spread, "rsiw0-nocrc", test),
-            ratio(value(c, "rsiw0-nocrc", test), value(c, "siw0", test)),
-            target
+            cell_range(c, &spread, "siw0", test)
+        );
+        for (dev, _) in modes {
+            let _ = write!(
+                t,
+                " {:>22} {:>6}",
+                cell_range(c, &spread, dev, test),
+                ratio(value(c, dev, test), value(c, "siw0", test))
+            );
+        }
+        let _ = writeln!(t, "  {target}");
+    }
+    let _ = writeln!(t);
+    let _ = writeln!(
+        t,
+        "{:<24} {:>6} {:>10} {:>10} {:>8}  target rsiw <= siw",
+        "memory per QP (KiB)", "", "siw", "rsiw", "rsiw/siw"
+    );
+    for (test, what) in [
+        ("qp-slab", "slab"),
+        ("qp-vmalloc", "vmalloc"),
+        ("qp-memory", "all in use"),
+    ] {
+        let _ = writeln!(
+            t,
+            "{:<24} {:>6} {:>10} {:>10} {:>8}",
+            what,
+            "",
+            cell(c, "siw0", test),
+            cell(c, "rsiw0", test),
+            ratio(value(c, "rsiw0", test), value(c, "siw0", test))
         );
     }
     let _ = writeln!(t);
@@ -318,6 +357,11 @@ fn table(c: &Cells, info: &[String]) -> String {
         t,
         "TCP ceiling (iperf3, same address): {} Gb/s",
         cell_range(c, &spread, "tcp", "iperf3")
+    );
+    let _ = writeln!(
+        t,
+        "Guest memory copy (perf bench mem memcpy, 64 MB): {} GB/s",
+        cell(c, "guest", "memcpy")
     );
     t
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! Host-side checks of packet captures a VM script prints on its console: Wireshark's
 //! iWARP dissector (Debian's `tshark`) must name the RFC 7306 §5.2 Atomic Request on
-//! DDP QN 1 and the Atomic Response on QN 3.
+//! DDP QN 1 and the Atomic Response on QN 3 (`rfc7306-atomics`), or show FPDUs longer
+//! than the EMSS only where both MPA ends offered them (`large-fpdus`, `rfc-fpdus`).
 //!
 //! Console protocol (see `qemu/tests/atomic-pcap-rsiw.sh`): the capture as base64 lines
 //! `RSIW-PCAP NAME DATA`, then `RSIW-PCAP-END NAME BYTES CHECK`.
@@ -237,21 +238,19 @@ pub fn check_atomics(msgs: &[Rdmap]) -> Result<String> {
     ))
 }
 
-/// Decodes `pcap` with tshark (MPA found by Wireshark's heuristic on TCP) and runs `check`.
-pub fn run_check(pcap: &Path, check: &str) -> Result<String> {
-    if check != "rfc7306-atomics" {
-        bail!("unknown capture check {check}");
-    }
+/// Runs tshark on `pcap` (MPA found by Wireshark's heuristic on TCP) with display
+/// filter `filter`, printing `fields` tab-separated.
+fn tshark_fields(pcap: &Path, filter: &str, fields: &[&str]) -> Result<String> {
     let mut cmd = Command::new("tshark");
     cmd.arg("-r").arg(pcap).args([
         "--enable-heuristic",
         "iwarp_mpa_tcp",
         "-Y",
-        "iwarp_rdma",
+        filter,
         "-T",
         "fields",
     ]);
-    for f in FIELDS {
+    for f in fields {
         cmd.args(["-e", f]);
     }
     let out = cmd
@@ -264,7 +263,99 @@ pub fn run_check(pcap: &Path, check: &str) -> Result<String> {
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    check_atomics(&parse_fields(&String::from_utf8_lossy(&out.stdout)))
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The EMSS of a 1500-octet MTU without TCP options (RFC 5044 §4.1 bounds an FPDU by
+/// it): a ULPDU longer than this less the length field and CRC is a large FPDU.
+const EMSS_1500: u32 = 1460;
+const RFC_MAX_ULPDU: u32 = EMSS_1500 - 2 - 4;
+/// The MPA flag bit rsiw sets to offer large FPDUs (`rust/proto/src/mpa.rs`).
+const LARGE_FPDU_FLAG: u32 = 0x08;
+
+/// What a capture shows of FPDU sizes: the reserved flag bits of the MPA Request and
+/// Reply (tshark's `iwarp_mpa.res`) and every ULPDU_Length.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct FpduSizes {
+    pub request_res: Vec<u32>,
+    pub reply_res: Vec<u32>,
+    pub ulpdu_lens: Vec<u32>,
+}
+
+/// Parses `tshark -T fields -e iwarp_mpa.key.req -e iwarp_mpa.key.rep -e iwarp_mpa.res
+/// -e iwarp_mpa.ulpdulength` output.
+pub fn parse_sizes(text: &str) -> FpduSizes {
+    let mut s = FpduSizes::default();
+    for line in text.lines() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let col = |i: usize| cols.get(i).copied().unwrap_or("");
+        let res = col(2).split(',').filter_map(number);
+        if !col(0).is_empty() {
+            s.request_res.extend(res);
+        } else if !col(1).is_empty() {
+            s.reply_res.extend(res);
+        }
+        s.ulpdu_lens.extend(col(3).split(',').filter_map(number));
+    }
+    s
+}
+
+/// `large-fpdus`: both ends offered large FPDUs and some FPDU is longer than the EMSS
+/// of a 1500-octet link allows. `rfc-fpdus`: the Reply did not offer them and no FPDU
+/// is. Either needs at least 8 FPDUs decoded, so that an empty decode fails.
+pub fn check_sizes(s: &FpduSizes, large: bool) -> Result<String> {
+    if s.ulpdu_lens.len() < 8 {
+        bail!("only {} FPDUs decoded", s.ulpdu_lens.len());
+    }
+    let max = s.ulpdu_lens.iter().copied().max().unwrap_or(0);
+    let over = s.ulpdu_lens.iter().filter(|&&l| l > RFC_MAX_ULPDU).count();
+    let offered = |v: &[u32]| !v.is_empty() && v.iter().all(|r| r & LARGE_FPDU_FLAG != 0);
+    let summary = format!(
+        "{} FPDUs, largest ULPDU {max} octets, {over} over {RFC_MAX_ULPDU}; Request res {:?}, Reply res {:?}",
+        s.ulpdu_lens.len(),
+        s.request_res,
+        s.reply_res
+    );
+    if large {
+        if !offered(&s.request_res) || !offered(&s.reply_res) {
+            bail!("the Request and Reply do not both offer large FPDUs: {summary}");
+        }
+        if over == 0 {
+            bail!("no FPDU longer than the EMSS allows: {summary}");
+        }
+    } else {
+        if s.reply_res.is_empty() || s.reply_res.iter().any(|r| r & LARGE_FPDU_FLAG != 0) {
+            bail!("the Reply offers large FPDUs (or was not decoded): {summary}");
+        }
+        if over > 0 {
+            bail!("FPDUs longer than the EMSS allows: {summary}");
+        }
+    }
+    Ok(summary)
+}
+
+/// Decodes `pcap` with tshark and runs `check`.
+pub fn run_check(pcap: &Path, check: &str) -> Result<String> {
+    match check {
+        "rfc7306-atomics" => {
+            let text = tshark_fields(pcap, "iwarp_rdma", &FIELDS)?;
+            check_atomics(&parse_fields(&text))
+        }
+        "large-fpdus" | "rfc-fpdus" => {
+            let text = tshark_fields(
+                pcap,
+                "iwarp_mpa",
+                &[
+                    "iwarp_mpa.key.req",
+                    "iwarp_mpa.key.rep",
+                    "iwarp_mpa.res",
+                    "iwarp_mpa.ulpdulength",
+                ],
+            )?;
+            check_sizes(&parse_sizes(&text), check == "large-fpdus")
+        }
+        _ => bail!("unknown capture check {check}"),
+    }
 }
 
 /// The results of every capture on a console, as `(case name, Err(why) or Ok(summary))`;
@@ -368,5 +459,30 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn fpdu_size_checks_want_the_flag_both_ways_and_a_long_fpdu() {
+        let text = "52:65\t\t0x08\t\n\t52:65\t0x08\t\n\t\t\t1442,61468\n\t\t\t14,14,14,14,14,14\n";
+        let s = parse_sizes(text);
+        assert_eq!(s.request_res, [8]);
+        assert_eq!(s.reply_res, [8]);
+        assert_eq!(s.ulpdu_lens.len(), 8);
+        assert!(check_sizes(&s, true).is_ok());
+        assert!(check_sizes(&s, false).is_err());
+        // RFC sizes, the Reply without the flag (siw, or rsiw with it off).
+        let rfc = FpduSizes {
+            request_res: vec![8],
+            reply_res: vec![0],
+            ulpdu_lens: vec![1442; 10],
+        };
+        assert!(check_sizes(&rfc, false).is_ok());
+        assert!(check_sizes(&rfc, true).is_err());
+        // Too little decoded proves nothing.
+        let few = FpduSizes {
+            ulpdu_lens: vec![1442; 3],
+            ..rfc
+        };
+        assert!(check_sizes(&few, false).is_err());
     }
 }

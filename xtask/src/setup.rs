@@ -37,6 +37,8 @@ const APT_PACKAGES: &[&str] = &[
     // Host-side decode of the VM's packet captures (Wireshark's iWARP dissector).
     "tshark",
     "iperf3",
+    // The bench image's `perf` (the guest's memory-copy rate, `qemu/profile.sh`).
+    "linux-perf",
     "nfs-kernel-server",
     "nfs-common",
     // Building rdma-core's provider headers and the provider.
