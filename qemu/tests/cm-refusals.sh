@@ -74,10 +74,10 @@ check_output "no MPA Reply within mpa_timeout_ms: UNREACHABLE, -ETIMEDOUT" \
 took=$(( $(date +%s) - start ))
 check "the timeout took 2-8 s (took ${took} s)" test "$took" -ge 2 -a "$took" -le 8
 wait
-# What it got was our Request: key, C and enhanced bits, Rev 2, IRD/ORD 1/1 with the
-# peer-to-peer bit and the Write and Read RTR offer (RFC 6581 §5).
+# What it got was our Request: key, C, enhanced and large-FPDU bits, Rev 2, IRD/ORD
+# 1/1 with the peer-to-peer bit and the Write and Read RTR offer (RFC 6581 §5).
 check_output "the silent peer got an MPA v2 Request" \
-    '^4d504120494420526571204672616d65500200048001c001$' \
+    '^4d504120494420526571204672616d65580200048001c001$' \
     sh -c 'od -An -tx1 /tmp/req.bin | tr -d " \n"; echo'
 # Initiator: a complete Reply it cannot use gets a Terminate (RFC 6581 §4) after the
 # Request: ULPDU_Length 22, DDP untagged last (0x41), RDMAP Terminate (0x47), QN 2,
@@ -89,7 +89,7 @@ bad_reply() {
     check_output "$5: REJECTED, -ECONNRESET" 'RDMA_CM_EVENT_REJECTED, error -104' rping_fails "$1"
     wait
     check_output "$5: Request, then the Terminate with code $4" \
-        "^4d504120494420526571204672616d65500200048001c001001641470000000000000002000000010000000020${4}0000[0-9a-f]{8}\$" \
+        "^4d504120494420526571204672616d65580200048001c001001641470000000000000002000000010000000020${4}0000[0-9a-f]{8}\$" \
         sh -c 'od -An -tx1 /tmp/got.bin | tr -d " \n"; echo'
 }
 # ORD 16 with the Write RTR: more than the IRD 1 rping offered.

@@ -17,8 +17,9 @@ if [ "$T" = rsiw ]; then
     # siw (mpa_crc_required off, no peer_to_peer): no C bit, enhanced, IRD/ORD 1/1.
     check_output "siw Request: no CRC, Rev 2, IRD/ORD 1/1, client-server" \
         '^1002000400010001$' mpa_after $REQ
-    # rsiw asks for CRC in its Reply (mpa_crc=Y); siw accepts and uses it.
-    check_output "rsiw Reply: CRC, Rev 2, IRD/ORD 1/1, no RTR" \
+    # rsiw asks for CRC in its Reply (mpa_crc=Y); siw accepts and uses it. No
+    # large-FPDU bit: siw's Request did not offer them.
+    check_output "rsiw Reply: CRC, no large FPDUs, Rev 2, IRD/ORD 1/1, no RTR" \
         '^5002000400010001$' mpa_after $REP
     kill $td
 fi

@@ -23,12 +23,13 @@ cm_siw_up
 # rsiw initiates.
 if [ "$T" = siw ]; then cm_serve 7000; else cm_connect 7000; fi
 if [ "$T" = rsiw ]; then
-    # C and enhanced bits (0x50), Rev 2, PD_Length 4; IRD 1 with the P bit (0x8001),
-    # ORD 1 offering Write and Read RTR (0xc001): rping asks for 1/1.
-    check_output "rsiw Request: CRC, Rev 2, IRD/ORD 1/1, peer-to-peer, Write+Read RTR" \
-        '^500200048001c001$' mpa_after $REQ
-    # siw keeps the C bit it was asked for and picks the Write RTR (0x8001).
-    check_output "siw Reply: CRC, Rev 2, IRD/ORD 1/1, Write RTR" \
+    # C, enhanced and large-FPDU bits (0x58), Rev 2, PD_Length 4; IRD 1 with the P bit
+    # (0x8001), ORD 1 offering Write and Read RTR (0xc001): rping asks for 1/1.
+    check_output "rsiw Request: CRC, large FPDUs offered, Rev 2, IRD/ORD 1/1, peer-to-peer, Write+Read RTR" \
+        '^580200048001c001$' mpa_after $REQ
+    # siw keeps the C bit it was asked for, ignores the reserved large-FPDU bit (so
+    # rsiw sends it RFC 5044 FPDUs) and picks the Write RTR (0x8001).
+    check_output "siw Reply: CRC, no large FPDUs, Rev 2, IRD/ORD 1/1, Write RTR" \
         '^5002000480018001$' mpa_after $REP
     kill $td
 fi
