@@ -27,10 +27,11 @@ if [ "$T" = rsiw ]; then
     # (0x8001), ORD 1 offering Write and Read RTR (0xc001): rping asks for 1/1.
     check_output "rsiw Request: CRC, large FPDUs offered, Rev 2, IRD/ORD 1/1, peer-to-peer, Write+Read RTR" \
         '^580200048001c001$' mpa_after $REQ
-    # siw keeps the C bit it was asked for, ignores the reserved large-FPDU bit (so
-    # rsiw sends it RFC 5044 FPDUs) and picks the Write RTR (0x8001).
-    check_output "siw Reply: CRC, no large FPDUs, Rev 2, IRD/ORD 1/1, Write RTR" \
-        '^5002000480018001$' mpa_after $REP
+    # siw keeps the C bit it was asked for and picks the Write RTR (0x8001). It builds
+    # its Reply from the Request's header, so the offer bit comes back (0x58), but
+    # never the acknowledgement (0x04): rsiw sends it RFC 5044 FPDUs.
+    check_output "siw Reply: CRC, offer echoed but not acknowledged, Rev 2, IRD/ORD 1/1, Write RTR" \
+        '^5802000480018001$' mpa_after $REP
     kill $td
 fi
 cm_siw_down

@@ -270,8 +270,10 @@ fn tshark_fields(pcap: &Path, filter: &str, fields: &[&str]) -> Result<String> {
 /// it): a ULPDU longer than this less the length field and CRC is a large FPDU.
 const EMSS_1500: u32 = 1460;
 const RFC_MAX_ULPDU: u32 = EMSS_1500 - 2 - 4;
-/// The MPA flag bit rsiw sets to offer large FPDUs (`rust/proto/src/mpa.rs`).
+/// The MPA flag bits rsiw sets to offer large FPDUs and, in a Reply, to acknowledge
+/// the offer (`rust/proto/src/mpa.rs`).
 const LARGE_FPDU_FLAG: u32 = 0x08;
+const LARGE_FPDU_ACK: u32 = 0x04;
 
 /// What a capture shows of FPDU sizes: the reserved flag bits of the MPA Request and
 /// Reply (tshark's `iwarp_mpa.res`) and every ULPDU_Length.
@@ -300,16 +302,17 @@ pub fn parse_sizes(text: &str) -> FpduSizes {
     s
 }
 
-/// `large-fpdus`: both ends offered large FPDUs and some FPDU is longer than the EMSS
-/// of a 1500-octet link allows. `rfc-fpdus`: the Reply did not offer them and no FPDU
-/// is. Either needs at least 8 FPDUs decoded, so that an empty decode fails.
+/// `large-fpdus`: the Request offered large FPDUs, the Reply acknowledged the offer, and
+/// some FPDU is longer than the EMSS of a 1500-octet link allows. `rfc-fpdus`: the
+/// Reply did not acknowledge (it may echo the offer, as siw does) and no FPDU is
+/// longer. Either needs at least 8 FPDUs decoded, so that an empty decode fails.
 pub fn check_sizes(s: &FpduSizes, large: bool) -> Result<String> {
     if s.ulpdu_lens.len() < 8 {
         bail!("only {} FPDUs decoded", s.ulpdu_lens.len());
     }
     let max = s.ulpdu_lens.iter().copied().max().unwrap_or(0);
     let over = s.ulpdu_lens.iter().filter(|&&l| l > RFC_MAX_ULPDU).count();
-    let offered = |v: &[u32]| !v.is_empty() && v.iter().all(|r| r & LARGE_FPDU_FLAG != 0);
+    let all = |v: &[u32], bit: u32| !v.is_empty() && v.iter().all(|r| r & bit != 0);
     let summary = format!(
         "{} FPDUs, largest ULPDU {max} octets, {over} over {RFC_MAX_ULPDU}; Request res {:?}, Reply res {:?}",
         s.ulpdu_lens.len(),
@@ -317,15 +320,17 @@ pub fn check_sizes(s: &FpduSizes, large: bool) -> Result<String> {
         s.reply_res
     );
     if large {
-        if !offered(&s.request_res) || !offered(&s.reply_res) {
-            bail!("the Request and Reply do not both offer large FPDUs: {summary}");
+        if !all(&s.request_res, LARGE_FPDU_FLAG) || !all(&s.reply_res, LARGE_FPDU_ACK) {
+            bail!(
+                "no large-FPDU offer in the Request, or no acknowledgement in the Reply: {summary}"
+            );
         }
         if over == 0 {
             bail!("no FPDU longer than the EMSS allows: {summary}");
         }
     } else {
-        if s.reply_res.is_empty() || s.reply_res.iter().any(|r| r & LARGE_FPDU_FLAG != 0) {
-            bail!("the Reply offers large FPDUs (or was not decoded): {summary}");
+        if s.reply_res.is_empty() || s.reply_res.iter().any(|r| r & LARGE_FPDU_ACK != 0) {
+            bail!("the Reply acknowledges a large-FPDU offer (or was not decoded): {summary}");
         }
         if over > 0 {
             bail!("FPDUs longer than the EMSS allows: {summary}");
@@ -463,17 +468,18 @@ mod tests {
 
     #[test]
     fn fpdu_size_checks_want_the_flag_both_ways_and_a_long_fpdu() {
-        let text = "52:65\t\t0x08\t\n\t52:65\t0x08\t\n\t\t\t1442,61468\n\t\t\t14,14,14,14,14,14\n";
+        let text = "52:65\t\t0x18\t\n\t52:65\t0x1c\t\n\t\t\t1442,61468\n\t\t\t14,14,14,14,14,14\n";
         let s = parse_sizes(text);
-        assert_eq!(s.request_res, [8]);
-        assert_eq!(s.reply_res, [8]);
+        assert_eq!(s.request_res, [0x18]);
+        assert_eq!(s.reply_res, [0x1c]);
         assert_eq!(s.ulpdu_lens.len(), 8);
         assert!(check_sizes(&s, true).is_ok());
         assert!(check_sizes(&s, false).is_err());
-        // RFC sizes, the Reply without the flag (siw, or rsiw with it off).
+        // RFC sizes, the Reply without the acknowledgement (siw echoing the offer, or
+        // rsiw with it off).
         let rfc = FpduSizes {
-            request_res: vec![8],
-            reply_res: vec![0],
+            request_res: vec![0x18],
+            reply_res: vec![0x18],
             ulpdu_lens: vec![1442; 10],
         };
         assert!(check_sizes(&rfc, false).is_ok());

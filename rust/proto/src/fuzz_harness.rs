@@ -233,7 +233,7 @@ fn check_complete(local: &LocalParams, reply: &FrameRepr<'_>) {
     let sent = mpa::request(local, &[]);
     if let Ok(p) = mpa::complete(local, &sent, reply) {
         // An RFC peer (no large-FPDU bit) is never sent a large FPDU.
-        assert!(!p.large_fpdu_tx || (local.large_fpdu && reply.large_fpdu));
+        assert!(!p.large_fpdu_tx || (local.large_fpdu && reply.large_fpdu_ack));
     }
     if let (Ok(p), Some(block)) = (mpa::complete(local, &sent, reply), sent.ird_ord) {
         if reply.rev == Revision::Rev2 {

@@ -69,11 +69,15 @@ mod flag {
     /// The next bit of the former Res field, used by rsiw (and by siw's experimental,
     /// compiled-out `MPA_RR_FLAG_GSO_EXP`) with one meaning: the sender of this frame
     /// accepts FPDUs longer than the EMSS allows (RFC 5044 §4.1 bounds what a sender
-    /// sends, not what a receiver can take). An RFC peer ignores it (§7.1.1) and
-    /// never sets it, so it is never sent large FPDUs.
+    /// sends, not what a receiver can take). An RFC peer ignores it (§7.1.1).
     pub const LARGE_FPDU: u8 = 0x08;
+    /// The bit after it, in a Reply only: the responder understood the Request's
+    /// `LARGE_FPDU` offer. A Reply's `LARGE_FPDU` alone proves nothing: siw builds
+    /// its Reply from the Request's header and so echoes its reserved bits; it
+    /// never sets one the Request did not have.
+    pub const LARGE_FPDU_ACK: u8 = 0x04;
     /// Still reserved: zero on transmit, ignored on receive.
-    pub const RESERVED: u8 = 0x07;
+    pub const RESERVED: u8 = 0x03;
 }
 
 /// Bits of the two 16-bit words of the RFC 6581 IRD/ORD block.
@@ -270,6 +274,11 @@ impl<T: AsRef<[u8]>> Frame<T> {
         self.byte(field::FLAGS) & flag::LARGE_FPDU != 0
     }
 
+    /// The large-FPDU acknowledgement bit (`flag::LARGE_FPDU_ACK`).
+    pub fn large_fpdu_ack(&self) -> bool {
+        self.byte(field::FLAGS) & flag::LARGE_FPDU_ACK != 0
+    }
+
     /// The still-reserved flag bits, as received (ignored by the parser).
     pub fn reserved(&self) -> u8 {
         self.byte(field::FLAGS) & flag::RESERVED
@@ -327,17 +336,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Frame<T> {
 
     /// Writes the flags byte; reserved bits are zeroed (RFC 5044 §7.1.1).
     pub fn set_flags(&mut self, markers: bool, crc: bool, reject: bool, enhanced: bool) {
-        self.set_flag_bits(markers, crc, reject, enhanced, false);
+        self.set_flag_bits(markers, crc, reject, enhanced, (false, false));
     }
 
-    /// [`Frame::set_flags`] with the large-FPDU bit.
+    /// [`Frame::set_flags`] with the large-FPDU bits (`large`: offer, acknowledgement).
     pub fn set_flag_bits(
         &mut self,
         markers: bool,
         crc: bool,
         reject: bool,
         enhanced: bool,
-        large_fpdu: bool,
+        large: (bool, bool),
     ) {
         let mut v = 0;
         for (on, bit) in [
@@ -345,7 +354,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Frame<T> {
             (crc, flag::CRC),
             (reject, flag::REJECT),
             (enhanced, flag::ENHANCED),
-            (large_fpdu, flag::LARGE_FPDU),
+            (large.0, flag::LARGE_FPDU),
+            (large.1, flag::LARGE_FPDU_ACK),
         ] {
             if on {
                 v |= bit;
@@ -561,6 +571,9 @@ pub struct FrameRepr<'a> {
     pub private_data: &'a [u8],
     /// The sender accepts FPDUs longer than the EMSS allows (`flag::LARGE_FPDU`).
     pub large_fpdu: bool,
+    /// Reply: the responder understood the Request's large-FPDU offer
+    /// (`flag::LARGE_FPDU_ACK`).
+    pub large_fpdu_ack: bool,
 }
 
 impl<'a> FrameRepr<'a> {
@@ -587,6 +600,7 @@ impl<'a> FrameRepr<'a> {
             ird_ord,
             private_data,
             large_fpdu: frame.large_fpdu(),
+            large_fpdu_ack: kind == FrameKind::Reply && frame.large_fpdu_ack(),
         })
     }
 
@@ -636,7 +650,10 @@ impl<'a> FrameRepr<'a> {
             self.crc,
             reject,
             self.ird_ord.is_some(),
-            self.large_fpdu,
+            (
+                self.large_fpdu,
+                self.kind == FrameKind::Reply && self.large_fpdu_ack,
+            ),
         );
         frame.set_rev(self.rev.wire());
         frame.set_pd_length(pd_wire);
@@ -718,8 +735,8 @@ pub struct StreamParams {
     pub ord: u16,
     /// The RTR message the initiator sends first, in the peer-to-peer model.
     pub rtr: Option<Rtr>,
-    /// We may send FPDUs longer than the EMSS allows: both sides set
-    /// `flag::LARGE_FPDU` (never with an RFC 5044 peer).
+    /// We may send FPDUs longer than the EMSS allows: the Request offered them and
+    /// the Reply acknowledged the offer (never with an RFC 5044 peer).
     pub large_fpdu_tx: bool,
 }
 
@@ -746,6 +763,7 @@ pub fn request<'a>(local: &LocalParams, private_data: &'a [u8]) -> FrameRepr<'a>
         ird_ord,
         private_data,
         large_fpdu: local.large_fpdu,
+        large_fpdu_ack: false,
     }
 }
 
@@ -782,8 +800,8 @@ pub fn respond<'a>(
     }
     let rev = req.rev.min(local.rev);
     let crc = req.crc || local.crc;
-    // Large FPDUs only between two endpoints that both asked for them; the Reply
-    // carries the bit only in answer to a Request that had it.
+    // Large FPDUs only between two endpoints that both offered them; the Reply
+    // offers and acknowledges only in answer to a Request that offered.
     let large = req.large_fpdu && local.large_fpdu;
     let mut params = StreamParams {
         rev,
@@ -826,6 +844,7 @@ pub fn respond<'a>(
         ird_ord,
         private_data,
         large_fpdu: large,
+        large_fpdu_ack: large,
     };
     Ok((reply, params))
 }
@@ -872,6 +891,7 @@ pub fn reject_reply<'a>(
         ird_ord: None,
         private_data,
         large_fpdu: false,
+        large_fpdu_ack: false,
     }
 }
 
@@ -906,7 +926,9 @@ pub fn complete(
         ird: local.ird,
         ord: local.ord,
         rtr: None,
-        large_fpdu_tx: req.large_fpdu && reply.large_fpdu,
+        // The acknowledgement, not the Reply's offer bit: a responder that copies
+        // the Request's flags into its Reply (siw) echoes the offer.
+        large_fpdu_tx: req.large_fpdu && reply.large_fpdu_ack,
     };
     let sent = match req.ird_ord {
         // A Rev 1 Reply to an enhanced Request is the downgrade of a Rev 1 peer.

@@ -77,6 +77,7 @@ fn deconstruct_rev1_request() {
             ird_ord: None,
             private_data: &[],
             large_fpdu: false,
+            large_fpdu_ack: false,
         })
     );
 }
@@ -244,7 +245,7 @@ fn enhanced_frame_without_room_for_ird_ord_is_refused() {
 fn reserved_bits_and_rev1_enhanced_bit_are_ignored() {
     // Reserved flag bits set: same meaning (RFC 5044 §7.1.1: ignored on receive).
     let mut buf = req_v1_crc();
-    buf[16] |= 0x07;
+    buf[16] |= 0x03;
     let repr = parse(&buf).unwrap();
     assert_eq!(repr, parse(&req_v1_crc()).unwrap());
     // Re-emitting clears them.
@@ -665,10 +666,12 @@ fn read_rtr_needs_an_inbound_read_slot() {
     assert_eq!(refuse, Err(MpaError::NoMatchingRtr));
 }
 
-/// The large-FPDU bit (0x08 of the flags byte): set by an endpoint that accepts FPDUs
-/// longer than the EMSS; used only when both ends set it, answered only when asked.
+/// The large-FPDU bits of the flags byte: an endpoint that takes FPDUs longer than the
+/// EMSS offers them in its Request (0x08); a responder that understood answers with
+/// the offer and an acknowledgement (0x04), only when asked. An echo of the Request's
+/// flags (siw builds its Reply from the Request's header) is not an acknowledgement.
 #[test]
-fn large_fpdus_only_between_endpoints_that_both_ask() {
+fn large_fpdus_only_between_endpoints_that_both_offer() {
     let on = LocalParams {
         large_fpdu: true,
         ..LocalParams::default()
@@ -676,10 +679,10 @@ fn large_fpdus_only_between_endpoints_that_both_ask() {
     let off = LocalParams::default();
     let req_on = request(&on, &[]);
     let bytes = emit(&req_on).unwrap();
-    assert_eq!(bytes[16] & 0x08, 0x08);
+    assert_eq!(bytes[16] & 0x0c, 0x08);
     assert!(parse(&bytes).unwrap().large_fpdu);
     let req_off = request(&off, &[]);
-    assert_eq!(emit(&req_off).unwrap()[16] & 0x08, 0);
+    assert_eq!(emit(&req_off).unwrap()[16] & 0x0c, 0);
     for (local, req, both) in [
         (&on, &req_on, true),
         (&on, &req_off, false),
@@ -688,17 +691,21 @@ fn large_fpdus_only_between_endpoints_that_both_ask() {
     ] {
         let (reply, params) = respond(local, req, &[]).unwrap();
         assert_eq!(params.large_fpdu_tx, both);
-        // The Reply carries the bit only in answer to a Request that had it.
-        assert_eq!(reply.large_fpdu, both);
-        assert_eq!(emit(&reply).unwrap()[16] & 0x08 != 0, both);
+        assert_eq!((reply.large_fpdu, reply.large_fpdu_ack), (both, both));
+        let wire = emit(&reply).unwrap();
+        assert_eq!(wire[16] & 0x0c, if both { 0x0c } else { 0 });
+        let back = FrameRepr::parse_bytes(&wire, FrameKind::Reply).unwrap();
         let initiator = if req.large_fpdu { &on } else { &off };
-        assert_eq!(
-            complete(initiator, req, &reply).unwrap().large_fpdu_tx,
-            both
-        );
+        assert_eq!(complete(initiator, req, &back).unwrap().large_fpdu_tx, both);
     }
-    // A Reply setting the bit to a Request that did not is not believed.
-    let (mut reply, _) = respond(&off, &req_off, &[]).unwrap();
-    reply.large_fpdu = true;
-    assert!(!complete(&off, &req_off, &reply).unwrap().large_fpdu_tx);
+    // siw's Reply to our offer: the Request's flags copied, the key changed.
+    let mut echo = emit(&req_on).unwrap();
+    echo[..16].copy_from_slice(b"MPA ID Rep Frame");
+    let echo = FrameRepr::parse_bytes(&echo, FrameKind::Reply).unwrap();
+    assert!(echo.large_fpdu && !echo.large_fpdu_ack);
+    assert!(!complete(&on, &req_on, &echo).unwrap().large_fpdu_tx);
+    // The acknowledgement bit means nothing in a Request.
+    let mut req = emit(&req_off).unwrap();
+    req[16] |= 0x04;
+    assert!(!parse(&req).unwrap().large_fpdu_ack);
 }
