@@ -397,3 +397,109 @@ cm_siw_down() {
     dev_down "$T" "${T}0"
     finish
 }
+
+# --- NFS over RDMA (Documentation/nfs-rdma.md) ---------------------------------------
+# The image carries Debian's rpcbind, rpc.mountd, exportfs, rpc.nfsd and mount.nfs
+# (unpacked, not installed, by xtask), /etc/netconfig and /etc/mtab; there is no systemd,
+# so these helpers do what its units would. Port 20049 is RPC-over-RDMA's (RFC 8267 §2.1).
+NFS_RDMA_PORT=20049
+
+# require_nfs NAME: fails NAME (and returns 1) if the image has no NFS userspace.
+require_nfs() {
+    if [ -n "$RSIW_NFS_MISSING" ]; then fail "$1" "$RSIW_NFS_MISSING"; return 1; fi
+    return 0
+}
+
+# nfs_server_start DEV EXPORT [THREADS]: knfsd here, exporting EXPORT (a fresh tmpfs of
+# ${NFS_EXPORT_SIZE:-192m}, fsid=1 because tmpfs has no UUID) read-write to everyone, over
+# RPC-over-RDMA on port 20049 and over TCP on 2049, with THREADS (default 8) nfsd threads;
+# v3 and v4.x. DEV is the RDMA device that must serve the listener: the case fails unless
+# a listening cm_id is bound to it. Leases and grace are short (10 s) and the grace period
+# is ended at once, so a test need not wait 90 s before its first OPEN.
+nfs_server_start() {
+    local dev=$1 exp=$2 threads=${3:-8}
+    require_nfs "nfs server: NFS userspace in the image" || return 1
+    check "nfs server: modprobe nfsd rpcrdma" sh -c 'modprobe nfsd && modprobe rpcrdma' || return 1
+    mkdir -p /proc/fs/nfsd "$exp" /run/rpcbind /var/lib/nfs
+    grep -q ' /proc/fs/nfsd ' /proc/mounts || mount -t nfsd nfsd /proc/fs/nfsd
+    check "nfs server: tmpfs at $exp" mount -t tmpfs -o "size=${NFS_EXPORT_SIZE:-192m}" tmpfs "$exp" || return 1
+    echo "$exp *(rw,sync,no_root_squash,insecure,no_subtree_check,fsid=1)" > /etc/exports
+    # rpcbind: lockd (started with the v3 service) registers with it, and v3 clients ask
+    # it for mountd's port. -w: no warm-start files to read.
+    check "nfs server: rpcbind" rpcbind -w || return 1
+    check "nfs server: rpc.mountd" rpc.mountd || return 1
+    check "nfs server: exportfs -ra" exportfs -ra || return 1
+    # Before the first listener: the lease and grace times are fixed once nfsd runs.
+    echo 10 > /proc/fs/nfsd/nfsv4leasetime
+    echo 10 > /proc/fs/nfsd/nfsv4gracetime
+    check "nfs server: rdma $NFS_RDMA_PORT in portlist" \
+        sh -c "echo 'rdma $NFS_RDMA_PORT' > /proc/fs/nfsd/portlist" || return 1
+    check "nfs server: tcp 2049 in portlist" sh -c "echo 'tcp 2049' > /proc/fs/nfsd/portlist" || return 1
+    check "nfs server: $threads nfsd threads" sh -c "echo $threads > /proc/fs/nfsd/threads" || return 1
+    echo Y > /proc/fs/nfsd/v4_end_grace 2>/dev/null
+    check_output "nfs server: RDMA listener on $dev" "link $dev/.*LISTEN" \
+        rdma resource show cm_id
+    cat /proc/fs/nfsd/portlist
+}
+
+# nfs_server_stop EXPORT: threads to 0 (closes every connection), listeners gone, the
+# daemons stopped, the tmpfs unmounted, nfsd and rpcrdma unloaded.
+nfs_server_stop() {
+    check "nfs server: threads 0" sh -c 'echo 0 > /proc/fs/nfsd/threads'
+    exportfs -ua 2>/dev/null
+    killall rpc.mountd rpcbind 2>/dev/null
+    sleep 1
+    check "nfs server: umount /proc/fs/nfsd" umount /proc/fs/nfsd
+    check "nfs server: umount $1" umount "$1"
+    check "nfs server: rmmod nfsd" rmmod nfsd
+}
+
+# nfs_mount SERVER VERS MNT [OPTS]: mount SERVER's export /export at MNT over RDMA
+# (proto=rdma, port=20049), NFS version VERS (3, 4.0, 4.1, 4.2); v3 without the NLM
+# (nolock: no statd here). OPTS are added to the options (e.g. `proto=tcp,port=2049`
+# replaces the transport: later options win). Prints the mount's line of /proc/mounts.
+nfs_mount() {
+    local srv=$1 vers=$2 mnt=$3 extra=$4 opts
+    require_nfs "nfs client: NFS userspace in the image" || return 1
+    modprobe rpcrdma 2>/dev/null
+    modprobe nfsv3 2>/dev/null
+    modprobe nfsv4 2>/dev/null
+    mkdir -p "$mnt"
+    opts="vers=$vers,proto=rdma,port=$NFS_RDMA_PORT,hard,timeo=600"
+    [ "$vers" = 3 ] && opts="$opts,nolock"
+    [ -n "$extra" ] && opts="$opts,$extra"
+    timeout 120 mount.nfs "$srv:/export" "$mnt" -o "$opts" || return 1
+    grep " $mnt " /proc/mounts
+}
+
+# nfs_xprt_field MNT N: field N of the `xprt:` line of MNT's /proc/self/mountstats entry
+# (N counts the numbers after the transport name from 1: for rdma 3 connect count, 11
+# read chunks, 12 write chunks, 13 reply chunks, 20 bad replies; see xprt_rdma_print_stats).
+nfs_xprt_field() {
+    awk -v m=" $1 " -v n="$2" '
+        /^device / { here = index($0, "mounted on" m) > 0 }
+        here && $1 == "xprt:" { print $(n + 2); exit }' /proc/self/mountstats
+}
+
+# nfs_rdma_evidence MNT LABEL: cases showing the mount at MNT really ran over RPC-over-RDMA:
+# `xprt: rdma` in mountstats, exactly one connect, zero bad replies and, if
+# NFS_EXPECT_CHUNKS is set (default), nonzero read and write chunk counts.
+nfs_rdma_evidence() {
+    local mnt=$1 l=$2
+    awk -v m=" $mnt " '/^device / { here = index($0, "mounted on" m) > 0 } here && $1 == "xprt:"' \
+        /proc/self/mountstats
+    check_output "$l: mountstats xprt: rdma" '^rdma$' \
+        sh -c "awk -v m=' $mnt ' '/^device / { h = index(\$0, \"mounted on\" m) > 0 } h && \$1 == \"xprt:\" { print \$2 }' /proc/self/mountstats"
+    check_output "$l: one connect" '^1$' nfs_xprt_field "$mnt" 3
+    check_output "$l: no bad replies" '^0$' nfs_xprt_field "$mnt" 20
+    if [ "${NFS_EXPECT_CHUNKS:-1}" = 1 ]; then
+        check_output "$l: read chunks used" '^[1-9][0-9]*$' nfs_xprt_field "$mnt" 11
+        check_output "$l: write chunks used" '^[1-9][0-9]*$' nfs_xprt_field "$mnt" 12
+    fi
+}
+
+# nfs_server_rdma_stats: the server's RPC-over-RDMA counters, `read=N write=N recv=N`.
+nfs_server_rdma_stats() {
+    d=/proc/sys/sunrpc/svc_rdma
+    echo "read=$(cat $d/rdma_stat_read) write=$(cat $d/rdma_stat_write) recv=$(cat $d/rdma_stat_recv)"
+}

@@ -13,6 +13,7 @@ mod image;
 mod kernel;
 mod lock;
 mod module;
+mod nfs;
 mod outcome;
 mod pcap;
 mod provider;
