@@ -118,10 +118,15 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
         Part::Built(bin) => {
             t.insert("usr/bin/rsiw-verbs-test", Entry::File(bin.clone(), 0o755));
             elves.push(bin.clone());
+            // The NFS data checker and fsx, built by the same package.
+            let io = bin.with_file_name("rsiw-nfs-io");
+            t.insert("usr/bin/rsiw-nfs-io", Entry::File(io.clone(), 0o755));
+            elves.push(io);
         }
         p => {
             status += &format!(
-                "RSIW_VERBS_TEST_MISSING={}\n",
+                "RSIW_VERBS_TEST_MISSING={}\nRSIW_NFS_IO_MISSING={}\n",
+                shell_quote(p.reason().unwrap_or("?")),
                 shell_quote(p.reason().unwrap_or("?"))
             )
         }
