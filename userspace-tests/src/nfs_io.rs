@@ -8,6 +8,9 @@
 //! rsiw-nfs-io mkfiles  DIR N                      files f0..f(N-1), fI of (I % 61) + 1 bytes of seed I
 //! rsiw-nfs-io checkdir DIR N STEP                 DIR lists exactly those names and sizes; every
 //!                                                 STEP-th file's contents checked
+//! rsiw-nfs-io rate write|read FILE SIZE BS [direct]  throughput only: one buffer written
+//!                                                 over and over (or read and dropped),
+//!                                                 prints `MiB/s=X secs=Y`
 //! ```
 //!
 //! The pattern of SEED is a function of the byte's offset (SplitMix64 of the seed and
@@ -88,6 +91,25 @@ fn run(a: &[String]) -> Result<bool> {
             }
             fsx(file, ops, seed, maxlen as usize)
         }
+        Some("rate") => {
+            let write = match a.get(1).map(String::as_str) {
+                Some("write") => true,
+                Some("read") => false,
+                _ => return Err(usage()),
+            };
+            let file = a.get(2).ok_or_else(usage)?;
+            let size = num(a.get(3))?;
+            let bs = num(a.get(4))?;
+            if bs == 0 || bs > 64 << 20 {
+                return Err(Error::other("BS must be 1 byte .. 64 MiB"));
+            }
+            let direct = match a.get(5).map(String::as_str) {
+                None => false,
+                Some("direct") => true,
+                Some(_) => return Err(usage()),
+            };
+            rate(write, file, size, bs as usize, direct).map(|()| true)
+        }
         Some("mkfiles") => {
             let dir = a.get(1).ok_or_else(usage)?;
             mkfiles(dir, num(a.get(2))?).map(|()| true)
@@ -100,12 +122,46 @@ fn run(a: &[String]) -> Result<bool> {
     }
 }
 
+/// Throughput of a sequential write (with fsync and close) or read of SIZE bytes.
+fn rate(write: bool, path: &str, size: u64, bs: usize, direct: bool) -> Result<()> {
+    let mode = if write {
+        libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC
+    } else {
+        libc::O_RDONLY
+    };
+    let fd = open(path, mode | if direct { libc::O_DIRECT } else { 0 })?;
+    let mut buf = Aligned::new(bs)?;
+    pattern(1, 0, buf.as_mut());
+    let t0 = std::time::Instant::now();
+    let mut off = 0u64;
+    while off < size {
+        let n = bs.min((size - off) as usize);
+        if write {
+            pwrite_all(&fd, &buf.as_mut()[..n], off, path)?;
+        } else if pread_full(&fd, &mut buf.as_mut()[..n], off, path)? < n {
+            return Err(Error::other(format!("{path}: shorter than {size} bytes")));
+        }
+        off += n as u64;
+    }
+    if write {
+        fsync(&fd, path)?;
+    }
+    drop(fd);
+    let secs = t0.elapsed().as_secs_f64();
+    println!(
+        "MiB/s={:.2} secs={secs:.3} size={size}",
+        size as f64 / 1048576.0 / secs.max(1e-9)
+    );
+    Ok(())
+}
+
 /// The size of file `i` of `mkfiles`.
 fn small_size(i: u64) -> u64 {
     i % 61 + 1
 }
 
 fn mkfiles(dir: &str, n: u64) -> Result<()> {
+    let t0 = std::time::Instant::now();
     std::fs::create_dir_all(dir)?;
     let mut buf = [0u8; 64];
     for i in 0..n {
@@ -114,11 +170,12 @@ fn mkfiles(dir: &str, n: u64) -> Result<()> {
         std::fs::write(format!("{dir}/f{i}"), &buf[..len])
             .map_err(|e| Error::other(format!("{dir}/f{i}: {e}")))?;
     }
-    println!("ok files={n}");
+    println!("ok files={n} secs={:.1}", t0.elapsed().as_secs_f64());
     Ok(())
 }
 
 fn checkdir(dir: &str, n: u64, step: u64) -> Result<bool> {
+    let t0 = std::time::Instant::now();
     let mut seen = vec![false; n as usize];
     let mut count = 0u64;
     for e in std::fs::read_dir(dir).map_err(|e| Error::other(format!("{dir}: {e}")))? {
@@ -153,7 +210,11 @@ fn checkdir(dir: &str, n: u64, step: u64) -> Result<bool> {
         println!("MISMATCH {dir}: {count} entries, want {n}");
         return Ok(false);
     }
-    println!("ok entries={n} contents-checked={}", n.div_ceil(step));
+    println!(
+        "ok entries={n} contents-checked={} secs={:.1}",
+        n.div_ceil(step),
+        t0.elapsed().as_secs_f64()
+    );
     Ok(true)
 }
 
@@ -745,6 +806,9 @@ mod tests {
         assert!(!checkdir(&d, 101, 1).unwrap());
         std::fs::write(format!("{d}/f7"), b"x").unwrap();
         assert!(!checkdir(&d, 100, 50).unwrap());
+        rate(true, &f, 1 << 20, 4096, false).unwrap();
+        rate(false, &f, 1 << 20, 65536, false).unwrap();
+        assert!(rate(false, &f, 2 << 20, 65536, false).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
