@@ -405,6 +405,24 @@ cm_siw_down() {
 # so these helpers do what its units would. Port 20049 is RPC-over-RDMA's (RFC 8267 §2.1).
 NFS_RDMA_PORT=20049
 
+# nfs_trace_on: the rpcrdma tracepoints (xprtrdma and svcrdma events, less the per-Receive
+# ones) into a small trace buffer that the kernel prints if it oopses
+# (ftrace_dump_on_oops), so a crash in the RPC-over-RDMA paths comes with the verbs
+# history that led to it. Needs rpcrdma loaded.
+nfs_trace_on() {
+    t=/sys/kernel/tracing
+    [ -d $t/events ] || mount -t tracefs tracefs $t 2>/dev/null
+    [ -d $t/events/rpcrdma ] || return 0
+    echo 64 > $t/buffer_size_kb
+    echo 1 > $t/events/rpcrdma/enable
+    for e in xprtrdma_post_recv xprtrdma_post_recvs xprtrdma_wc_receive xprtrdma_mr_map \
+        xprtrdma_mr_unmap svcrdma_post_recv svcrdma_wc_recv svcrdma_dma_map_page \
+        svcrdma_dma_unmap_page; do
+        echo 0 > $t/events/rpcrdma/$e/enable 2>/dev/null
+    done
+    echo 1 > /proc/sys/kernel/ftrace_dump_on_oops
+}
+
 # require_nfs NAME: fails NAME (and returns 1) if the image has no NFS userspace.
 require_nfs() {
     if [ -n "$RSIW_NFS_MISSING" ]; then fail "$1" "$RSIW_NFS_MISSING"; return 1; fi
@@ -421,6 +439,7 @@ nfs_server_start() {
     local dev=$1 exp=$2 threads=${3:-8}
     require_nfs "nfs server: NFS userspace in the image" || return 1
     check "nfs server: modprobe nfsd rpcrdma" sh -c 'modprobe nfsd && modprobe rpcrdma' || return 1
+    nfs_trace_on
     mkdir -p /proc/fs/nfsd "$exp" /run/rpcbind /var/lib/nfs
     grep -q ' /proc/fs/nfsd ' /proc/mounts || mount -t nfsd nfsd /proc/fs/nfsd
     check "nfs server: tmpfs at $exp" mount -t tmpfs -o "size=${NFS_EXPORT_SIZE:-192m}" tmpfs "$exp" || return 1
@@ -465,6 +484,7 @@ nfs_mount() {
     local srv=$1 vers=$2 mnt=$3 extra=$4 opts
     require_nfs "nfs client: NFS userspace in the image" || return 1
     modprobe rpcrdma 2>/dev/null
+    nfs_trace_on
     modprobe nfsv3 2>/dev/null
     modprobe nfsv4 2>/dev/null
     mkdir -p "$mnt"
