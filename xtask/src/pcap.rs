@@ -2,7 +2,8 @@
 //! Host-side checks of packet captures a VM script prints on its console: Wireshark's
 //! iWARP dissector (Debian's `tshark`) must name the RFC 7306 §5.2 Atomic Request on
 //! DDP QN 1 and the Atomic Response on QN 3 (`rfc7306-atomics`), or decode RPC-over-RDMA
-//! with its chunks moved by RDMA Reads and Writes (`rpcordma-chunks`).
+//! with its chunks moved by RDMA Reads and Writes and its RFC 8797 CM private data in
+//! the MPA Request and Reply (`rpcordma-chunks`).
 //!
 //! Console protocol (see `qemu/tests/atomic-pcap-rsiw.sh`): the capture as base64 lines
 //! `RSIW-PCAP NAME DATA`, then `RSIW-PCAP-END NAME BYTES CHECK`.
@@ -287,7 +288,57 @@ fn run_rpcordma(pcap: &Path) -> Result<String> {
             "iwarp_rdma.inval_stag",
         ],
     )?;
-    check_rpcordma(&msgs, &rdmap)
+    let mpa = tshark_fields(
+        pcap,
+        "iwarp_mpa.pdlength",
+        &["frame.number", "ip.src", "iwarp_mpa.privatedata"],
+    )?;
+    let cm = check_cm_private(&mpa, requester_of(&msgs))?;
+    Ok(format!("{cm}; {}", check_rpcordma(&msgs, &rdmap)?))
+}
+
+/// The source of the first RPC-over-RDMA message (the requester), if any.
+fn requester_of(msgs: &str) -> Option<String> {
+    parse_rpcordma(msgs).first().map(|m| m.src.clone())
+}
+
+/// RFC 8797 §4 in the MPA Request and Reply: after MPA v2's IRD/ORD (RFC 6581 §5,
+/// 4 octets), the RPC-over-RDMA CM private data, Format Identifier 0xf6ab0e18,
+/// Version 1, then the flags and the Max Send / Max Receive Size octets
+/// ((value + 1) KiB). Both sides must send it, or the inline threshold falls back to
+/// 1 KiB.
+pub fn check_cm_private(mpa: &str, requester: Option<String>) -> Result<String> {
+    let Some(requester) = requester else {
+        bail!("no RPC-over-RDMA message, so no requester to find the MPA Request of");
+    };
+    let mut sides = Vec::new();
+    for (who, want_req) in [("Request", true), ("Reply", false)] {
+        let pd = mpa
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split('|').collect();
+                match f.as_slice() {
+                    [_, src, pd] if (*src == requester) == want_req => Some(pd.to_string()),
+                    _ => None,
+                }
+            })
+            .next()
+            .with_context(|| format!("no MPA {who} with private data in the capture"))?;
+        let ulp = pd.get(8..).unwrap_or("");
+        if !ulp.starts_with("f6ab0e1801") || ulp.len() < 16 {
+            bail!("the MPA {who}'s private data {pd} carries no RFC 8797 version 1 message after MPA's IRD/ORD");
+        }
+        let kib = |i: usize| {
+            ulp.get(i..i + 2)
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .map_or(0, |v| v + 1)
+        };
+        sides.push(format!("{who} send/receive {}/{} KiB", kib(12), kib(14)));
+    }
+    Ok(format!(
+        "RFC 8797 CM private data in the MPA {}",
+        sides.join(", ")
+    ))
 }
 
 /// One RPC-over-RDMA header as `run_rpcordma` reads it.
@@ -543,6 +594,16 @@ mod tests {
         73|10.0.9.1|0x01||0x00000203|\n\
         75|10.0.9.2|0x02|0x00000202||\n\
         101|10.0.9.1|0x00,0x04|0x00000909||2313\n";
+
+    #[test]
+    fn cm_private_data_is_found_after_the_mpa_ird_ord() {
+        let mpa = "4|10.0.9.2|8080c000f6ab0e1801010303\n6|10.0.9.1|80008080f6ab0e1801000303\n";
+        let ok = check_cm_private(mpa, Some("10.0.9.2".into())).unwrap();
+        assert!(ok.contains("Request send/receive 4/4 KiB"), "{ok}");
+        let no_reply = "4|10.0.9.2|8080c000f6ab0e1801010303\n6|10.0.9.1|80008080\n";
+        assert!(check_cm_private(no_reply, Some("10.0.9.2".into())).is_err());
+        assert!(check_cm_private(mpa, None).is_err());
+    }
 
     #[test]
     fn rpcordma_check_matches_chunks_to_rdma_operations() {
