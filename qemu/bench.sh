@@ -5,7 +5,8 @@
 # this VM on eth0 (10.0.2.15): siw and rsiw (send/write/read bandwidth at 4 KiB, 64 KiB
 # and 1 MiB with one QP and four, latency at 8 B and 4 KiB, atomics where the device has
 # them, memory per QP), rxe (atomics, the software reference), iperf3 over the same
-# address and the guest's memory-copy rate as ceilings. Each measurement prints
+# address and the guest's memory-copy rate as ceilings; NFS v4.2 O_DIRECT throughput
+# over siw, rsiw and TCP through a mount of this VM's own export. Each measurement prints
 # `RSIW-BENCH DEV TEST UNIT VALUE` (or `RSIW-BENCH DEV TEST n/a WHY`); xtask tabulates.
 # rsiw runs in four modes: MPA CRCs on and off (siw-siw runs without), large FPDUs
 # on and off (RSIW_MODES).
@@ -275,6 +276,63 @@ for T in siw rsiw; do
         echo Y > /sys/module/rsiw/parameters/mpa_large_fpdu
         qp_memory rsiw0
     fi
+    dev_down "$T" ${T}0
+done
+
+# NFS: NFS_MB MiB O_DIRECT sequential write, then read, in 1 MiB calls, through a mount
+# of this VM's own export (knfsd, tmpfs) at 10.0.2.15: over RPC-over-RDMA on siw0 and on
+# rsiw0 (proto=rdma, port 20049; one device at a time), and over NFS/TCP (proto=tcp,
+# port 2049) as the reference. REPEAT runs each; xtask reports the medians and the
+# ratios to siw (target rsiw/siw >= 1.0).
+NFS_MB=${BENCH_NFS_MB:-256}
+
+# nfs_rate LABEL TEST write|read: one `rsiw-nfs-io rate` run into the cell LABEL TEST.
+nfs_rate() {
+    c=$(cell "$1" "$2" "${NFS_MB}M")
+    f="$BD/$(echo "$c" | tr ' /:@' '____')"
+    [ -e "$f.failed" ] && return 1
+    r=$(timeout 600 rsiw-nfs-io rate "$3" /mnt/bench.bin "${NFS_MB}M" 1M direct 2>&1)
+    echo "$c: $r"
+    v=$(echo "$r" | sed -n 's/^MiB\/s=\([0-9.]*\) .*/\1/p')
+    if [ -z "$v" ]; then
+        echo "failed: $r" | tr '\n' ' ' > "$f.failed"
+        fail "bench $c" "$r"
+        return 1
+    fi
+    echo "$v" >> "$f.vals"
+}
+
+# nfs_bench LABEL DEV PROTO PORT: mount 10.0.2.15:/export over PROTO (with DEV serving the
+# RDMA listener), REPEAT write/read pairs, unmount.
+nfs_bench() {
+    NFS_EXPORT_SIZE=$((NFS_MB + 64))m nfs_server_start "$2" /export || return 1
+    if check "bench: mount over $3 ($1)" nfs_mount 10.0.2.15 4.2 /mnt "proto=$3,port=$4"; then
+        i=0
+        while [ $i -lt "$REPEAT" ]; do
+            i=$((i + 1))
+            nfs_rate "$1" nfs_write_direct write
+            nfs_rate "$1" nfs_read_direct read
+            rm -f /mnt/bench.bin
+        done
+        [ "$3" = rdma ] && grep -A1 'xprt:' /proc/self/mountstats | head -n 2
+        umount /mnt
+    fi
+    nfs_server_stop /export
+    for t in nfs_write_direct nfs_read_direct; do report "$1" "$t" MiB/s "${NFS_MB}M"; done
+}
+
+for T in siw rsiw; do
+    dev_up "$T" ${T}0 eth0 || continue
+    nfs_bench ${T}0 ${T}0 rdma $NFS_RDMA_PORT
+    if [ "$T" = rsiw ]; then
+        # Like for like with siw-siw, which runs without MPA CRCs (see above).
+        echo N > /sys/module/rsiw/parameters/mpa_crc
+        nfs_bench rsiw0-nocrc rsiw0 rdma $NFS_RDMA_PORT
+        echo Y > /sys/module/rsiw/parameters/mpa_crc
+        # NFS/TCP once, with rsiw0 up (the server's RDMA listener needs a device).
+        nfs_bench nfs-tcp rsiw0 tcp 2049
+    fi
+    modprobe -r rpcrdma 2>/dev/null
     dev_down "$T" ${T}0
 done
 

@@ -9,6 +9,7 @@
 #include <linux/slab.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
+#include <net/ipv6.h>
 #include <net/tcp.h>
 #include "shim.h"
 
@@ -161,6 +162,17 @@ int rsiw_shim_sock_listen(struct iw_cm_id *id, int backlog,
 		}
 		s->sk->sk_bound_dev_if = ndev->ifindex;
 		dev_put(ndev);
+	}
+	/*
+	 * rdma_cm asks for an IPv6-only listener (afonly, e.g. svcrdma's
+	 * "[::]:20049" next to its "0.0.0.0:20049"): without IPV6_V6ONLY the
+	 * IPv6 wildcard would also take the IPv4 port and the second listen
+	 * fail with EADDRINUSE. siw does the same.
+	 */
+	if (laddr->ss_family == AF_INET6 && id->afonly) {
+		rv = ip6_sock_set_v6only(s->sk);
+		if (rv)
+			goto err;
 	}
 	rv = kernel_bind(s, (struct sockaddr *)laddr, len);
 	if (rv)

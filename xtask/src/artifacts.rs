@@ -39,11 +39,13 @@ pub fn build(ctx: &Ctx) -> Result<Artifacts> {
     let provider = provider::build(ctx);
     let verbs_test = provider::build_verbs_test(ctx);
     let test_kmods = module::build_test_kmods(ctx, &kernel)?;
+    let nfs = crate::nfs::ensure(ctx);
     let parts = Parts {
         rsiw_ko,
         provider,
         verbs_test,
         test_kmods,
+        nfs,
     };
     let initramfs = image::build(ctx, &kernel, &parts)?;
     Ok(Artifacts {

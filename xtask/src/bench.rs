@@ -296,6 +296,36 @@ fn table(c: &Cells, info: &[String]) -> String {
         );
     }
     let _ = writeln!(t);
+    // NFS v4.2 through a mount of the VM's own export (`qemu/bench.sh`): over
+    // RPC-over-RDMA on each device, and over TCP as the reference.
+    let _ = writeln!(
+        t,
+        "{:<24} {:>5} {:>22} {:>22} {:>8} {:>22} {:>8} {:>22}  target",
+        "NFS v4.2 (own export)",
+        "unit",
+        "siw",
+        "rsiw",
+        "rsiw/siw",
+        "rsiw no CRC",
+        "ratio",
+        "NFS/TCP"
+    );
+    for test in ["nfs_write_direct@256M", "nfs_read_direct@256M"] {
+        let test = nfs_cell(c, test);
+        let _ = writeln!(
+            t,
+            "{:<24} {:>5} {:>22} {:>22} {:>8} {:>22} {:>8} {:>22}  rsiw/siw >= 1.0",
+            test,
+            "MiB/s",
+            cell_range(c, &spread, "siw0", &test),
+            cell_range(c, &spread, "rsiw0", &test),
+            ratio(value(c, "rsiw0", &test), value(c, "siw0", &test)),
+            cell_range(c, &spread, "rsiw0-nocrc", &test),
+            ratio(value(c, "rsiw0-nocrc", &test), value(c, "siw0", &test)),
+            cell_range(c, &spread, "nfs-tcp", &test),
+        );
+    }
+    let _ = writeln!(t);
     // The atomics run in rounds with rxe's and with rsiw's own 8 B Read latency
     // (`qemu/bench.sh`). Each ratio is given twice: of the medians, and paired (the
     // median of the per-round ratios: each round's runs were made side by side, so
@@ -364,6 +394,17 @@ fn table(c: &Cells, info: &[String]) -> String {
         cell(c, "guest", "memcpy")
     );
     t
+}
+
+/// The NFS cell name for `default` (`nfs_…@256M`) with the size the run used
+/// (`BENCH_NFS_MB` changes it): the first cell of that test in `c`.
+fn nfs_cell(c: &Cells, default: &str) -> String {
+    let prefix = default.split('@').next().unwrap_or(default);
+    c.keys()
+        .map(|(_, t)| t)
+        .find(|t| t.split('@').next() == Some(prefix))
+        .cloned()
+        .unwrap_or_else(|| default.to_string())
 }
 
 /// The host's 1-minute load average, or `?`.
@@ -513,6 +554,31 @@ mod tests {
             "2.00"
         );
         assert!(table(&c, &info).contains("ib_write_bw@65536"));
+    }
+
+    #[test]
+    fn nfs_rows_compare_rsiw_with_siw_at_the_size_run() {
+        let (c, info) = parse(
+            "RSIW-BENCH siw0 nfs_write_direct@64M MiB/s 80\n\
+             RSIW-BENCH rsiw0 nfs_write_direct@64M MiB/s 60\n\
+             RSIW-BENCH rsiw0-nocrc nfs_write_direct@64M MiB/s 88\n\
+             RSIW-BENCH nfs-tcp nfs_write_direct@64M MiB/s 100\n",
+        );
+        assert_eq!(
+            nfs_cell(&c, "nfs_write_direct@256M"),
+            "nfs_write_direct@64M"
+        );
+        assert_eq!(nfs_cell(&c, "nfs_read_direct@256M"), "nfs_read_direct@256M");
+        let t = table(&c, &info);
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("nfs_write_direct@64M"))
+            .unwrap_or_default();
+        assert!(row.contains(" 0.75 ") && row.contains(" 1.10 "), "{t}");
+        assert!(
+            t.contains("nfs_read_direct@256M") && t.contains("not run"),
+            "{t}"
+        );
     }
 
     #[test]

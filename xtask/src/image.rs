@@ -43,6 +43,8 @@ pub struct Parts {
     pub verbs_test: Part,
     /// Test-only kernel modules (installed in `extra/` next to rsiw.ko).
     pub test_kmods: Vec<PathBuf>,
+    /// The unpacked NFS userspace (`nfs::ensure`), or why it is missing.
+    pub nfs: Part,
 }
 
 /// Build `target/vm/<flavour>/initramfs.cpio.gz` from scratch (about two seconds).
@@ -122,10 +124,24 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
                 t.insert("usr/bin/rsiw-rawpeer", Entry::File(raw.clone(), 0o755));
                 elves.push(raw);
             }
+            // The NFS data checker and fsx, built by the same package.
+            let io = bin.with_file_name("rsiw-nfs-io");
+            t.insert("usr/bin/rsiw-nfs-io", Entry::File(io.clone(), 0o755));
+            elves.push(io);
         }
         p => {
             status += &format!(
-                "RSIW_VERBS_TEST_MISSING={}\n",
+                "RSIW_VERBS_TEST_MISSING={}\nRSIW_NFS_IO_MISSING={}\n",
+                shell_quote(p.reason().unwrap_or("?")),
+                shell_quote(p.reason().unwrap_or("?"))
+            )
+        }
+    }
+    match &parts.nfs {
+        Part::Built(root) => add_nfs(&mut t, root, &mut elves)?,
+        p => {
+            status += &format!(
+                "RSIW_NFS_MISSING={}\n",
                 shell_quote(p.reason().unwrap_or("?"))
             )
         }
@@ -138,11 +154,21 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
     }
     let modules = stage_modules(ctx, k, parts)?;
     t.insert_dir(&modules, &format!("usr/lib/modules/{}", k.release))?;
+    // rpcbind drops to `_rpc`; knfsd maps anonymous users to nobody/nogroup.
     t.insert(
         "etc/passwd",
-        Entry::Data(b"root:x:0:0:root:/root:/bin/sh\n".to_vec(), 0o644),
+        Entry::Data(
+            b"root:x:0:0:root:/root:/bin/sh\n\
+              _rpc:x:100:65534::/run/rpcbind:/usr/sbin/nologin\n\
+              nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+                .to_vec(),
+            0o644,
+        ),
     );
-    t.insert("etc/group", Entry::Data(b"root:x:0:\n".to_vec(), 0o644));
+    t.insert(
+        "etc/group",
+        Entry::Data(b"root:x:0:\nnogroup:x:65534:\n".to_vec(), 0o644),
+    );
     t.insert(
         "etc/hosts",
         Entry::Data(b"127.0.0.1 localhost\n".to_vec(), 0o644),
@@ -165,6 +191,46 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
         started.elapsed().as_secs_f64()
     );
     Ok(out)
+}
+
+/// The NFS server and client programs (`nfs::PROGRAMS`) and the files they expect
+/// without systemd: `/etc/netconfig` (libtirpc), `/etc/mtab` (mountd and mount.nfs walk
+/// it), an empty `/etc/exports`, `/var/lib/nfs` (mountd's etab/rmtab), netbase's
+/// `/etc/{protocols,services,rpc}` when the host has them.
+fn add_nfs(t: &mut Tree, root: &Path, elves: &mut Vec<PathBuf>) -> Result<()> {
+    for p in crate::nfs::program_paths(root) {
+        let rel = p
+            .strip_prefix(root)
+            .context("NFS program outside its tree")?;
+        let guest = usr_path(&rel.to_string_lossy());
+        t.insert(&guest, Entry::File(p.clone(), 0o755));
+        elves.push(p);
+    }
+    for alias in ["mount.nfs4", "umount.nfs", "umount.nfs4"] {
+        t.insert(
+            &format!("usr/sbin/{alias}"),
+            Entry::Symlink("mount.nfs".into()),
+        );
+    }
+    t.insert(
+        "etc/netconfig",
+        Entry::Data(crate::nfs::NETCONFIG.as_bytes().to_vec(), 0o644),
+    );
+    t.insert("etc/mtab", Entry::Symlink("/proc/self/mounts".into()));
+    t.insert("etc/exports", Entry::Data(Vec::new(), 0o644));
+    for f in ["etc/protocols", "etc/services", "etc/rpc"] {
+        let host = Path::new("/").join(f);
+        if host.is_file() {
+            t.insert(f, Entry::File(host, 0o644));
+        }
+    }
+    for d in ["var/lib/nfs/v4recovery", "var/lib/nfs/rpc_pipefs"] {
+        t.insert(d, Entry::Dir);
+    }
+    for f in ["var/lib/nfs/etab", "var/lib/nfs/rmtab"] {
+        t.insert(f, Entry::Data(Vec::new(), 0o644));
+    }
+    Ok(())
 }
 
 /// Write `base` followed by an uncompressed archive holding the per-run files

@@ -17,6 +17,7 @@ mod layers;
 mod lint;
 mod lock;
 mod module;
+mod nfs;
 mod outcome;
 mod pcap;
 mod provider;
@@ -46,6 +47,8 @@ commands:
                              default all), each for --seconds (default 60); stable toolchain
   bench                      perftest siw vs rsiw vs rxe (atomics) and iperf3 in one VM run on the
                              perf flavour; prints a table with the target ratios
+  nfs-soak [NAME…]           the NFS-over-RDMA scripts (qemu/tests/nfs-*.sh) at full size: RSIW_NFS_MB
+                             (default 64) MiB per file, 256 MiB written and read back per pairing
 
 options:
   --flavour debug|perf       kernel flavour (default debug: KASAN, lockdep, kmemleak)
@@ -68,6 +71,8 @@ struct Args {
     host_only: bool,
     vm_only: bool,
     verbose: bool,
+    /// `nfs-soak`: scripts run under their `# rsiw-soak-timeout`.
+    soak: bool,
     rest: Vec<String>,
 }
 
@@ -84,6 +89,7 @@ fn parse_args() -> Result<Args> {
         host_only: false,
         vm_only: false,
         verbose: false,
+        soak: false,
         rest: Vec::new(),
     };
     while let Some(arg) = it.next() {
@@ -147,6 +153,7 @@ fn real_main() -> Result<ExitCode> {
         }
         "test" => test(&ctx, &a),
         "fuzz" => fuzz::run(&ctx, &a.rest, a.seconds),
+        "nfs-soak" => nfs_soak(&ctx, &a),
         // Benchmarks run on the perf flavour (no KASAN/lockdep) unless asked otherwise.
         "bench" => bench::run(
             &Ctx::new(if a.flavour_given {
@@ -300,8 +307,45 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
 /// What the VM suite counted: passes, and the failed and skipped cases with their reasons.
 type SuiteCounts = (usize, Vec<String>, Vec<String>);
 
+/// `cargo xtask nfs-soak`: the NFS scripts with RSIW_NFS_MB MiB per file (default 64:
+/// each pairing writes and reads back 2 versions × (64 MiB buffered + 64 MiB O_DIRECT)),
+/// each under its `# rsiw-soak-timeout`.
+fn nfs_soak(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
+    if std::env::var_os("RSIW_NFS_MB").is_none() {
+        std::env::set_var("RSIW_NFS_MB", "64");
+    }
+    eprintln!(
+        "nfs-soak: RSIW_NFS_MB={}",
+        std::env::var("RSIW_NFS_MB").unwrap_or_default()
+    );
+    let mut a = Args {
+        command: "test".into(),
+        flavour: a.flavour,
+        flavour_given: a.flavour_given,
+        script: None,
+        timeout: a.timeout,
+        seconds: a.seconds,
+        host_only: false,
+        vm_only: true,
+        verbose: a.verbose,
+        soak: true,
+        rest: a.rest.clone(),
+    };
+    if a.rest.is_empty() {
+        a.rest.push("nfs-".into());
+    } else {
+        a.rest = a.rest.iter().map(|n| format!("nfs-{n}")).collect();
+    }
+    test(ctx, &a)
+}
+
 fn vm_suite(ctx: &Ctx, a: &Args) -> Result<SuiteCounts> {
-    let scripts = suite::discover(ctx, &a.rest)?;
+    let mut scripts = suite::discover(ctx, &a.rest)?;
+    if a.soak {
+        for s in &mut scripts {
+            s.timeout = s.soak_timeout.unwrap_or(s.timeout);
+        }
+    }
     let art = artifacts::build(ctx)?;
     let accel = accel::choose(ctx, &art.kernel.bzimage)?;
     let boot = suite::Boot {

@@ -39,8 +39,17 @@ const APT_PACKAGES: &[&str] = &[
     "iperf3",
     // The bench image's `perf` (the guest's memory-copy rate, `qemu/profile.sh`).
     "linux-perf",
-    "nfs-kernel-server",
-    "nfs-common",
+    // The libraries of Debian's NFS programs, which the image carries. The programs
+    // themselves (nfs-kernel-server, nfs-common, rpcbind) are downloaded and unpacked
+    // into the cache by `xtask/src/nfs.rs`, never installed: that would start an NFS
+    // server on the host.
+    "libtirpc3",
+    "libwrap0",
+    "libnsl2",
+    "libgssapi-krb5-2",
+    "libkeyutils1",
+    "libcap2",
+    "netbase",
     // Building rdma-core's provider headers and the provider.
     "cmake",
     "ninja-build",

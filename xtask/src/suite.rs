@@ -26,6 +26,8 @@ pub struct Script {
     pub expect_splat: Option<String>,
     /// `# rsiw-timeout: SECONDS`.
     pub timeout: u64,
+    /// `# rsiw-soak-timeout: SECONDS`: the timeout under `cargo xtask nfs-soak`.
+    pub soak_timeout: Option<u64>,
     /// `# rsiw-flavours: debug …`: the kernel flavours the script applies to (all if unset).
     pub flavours: Option<Vec<String>>,
     /// `# rsiw-requires: datapath …`: what the device under test must offer, exported to
@@ -50,6 +52,7 @@ impl Script {
             vms: 1,
             expect_splat: None,
             timeout: DEFAULT_TIMEOUT,
+            soak_timeout: None,
             flavours: None,
             requires: Vec::new(),
         };
@@ -71,6 +74,11 @@ impl Script {
                 "rsiw-requires" => s.requires.extend(v.split_whitespace().map(String::from)),
                 "rsiw-flavours" => {
                     s.flavours = Some(v.split_whitespace().map(String::from).collect())
+                }
+                "rsiw-soak-timeout" => {
+                    s.soak_timeout = Some(v.parse().with_context(|| {
+                        format!("{}: bad rsiw-soak-timeout `{v}`", path.display())
+                    })?)
                 }
                 "rsiw-timeout" => {
                     s.timeout = v
@@ -178,6 +186,10 @@ fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
         // reference driver); unset means their default, rsiw.
         if let Ok(t) = std::env::var("RSIW_DEV_TYPE") {
             env += &format!("RSIW_DEV_TYPE={}\n", image::shell_quote(&t));
+        }
+        // The NFS scripts' data size per file (`cargo xtask nfs-soak` sets it).
+        if let Ok(t) = std::env::var("RSIW_NFS_MB") {
+            env += &format!("RSIW_NFS_MB={}\n", image::shell_quote(&t));
         }
         image::with_overlay(b.initramfs, &script, &env, &initrd)?;
         vms.push(Vm {
@@ -355,6 +367,7 @@ mod tests {
             vms: 1,
             expect_splat: expect.map(String::from),
             timeout: 1,
+            soak_timeout: None,
             flavours: None,
             requires: Vec::new(),
         }

@@ -178,25 +178,40 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
         }
         live.push((vm, child, rx, Instant::now(), booted));
     }
-    let mut runs = Vec::new();
-    for (vm, mut child, rx, start, booted) in live {
-        let deadline = start + vm.timeout;
-        let boot_deadline = vm.boot_timeout.map(|t| start + t);
-        let mut timed_out = false;
-        loop {
-            if child.try_wait()?.is_some() {
-                break;
+    // Wait for all of them together. When a VM of a multi-VM run ends (or is killed)
+    // before its init ran, its partners are stopped too: they would only wait for it
+    // until their own timeouts, and `suite::boot` boots the whole run again.
+    let mut ended: Vec<Option<(bool, bool)>> = live.iter().map(|_| None).collect();
+    let mut partner_lost = false;
+    while ended.iter().any(Option::is_none) {
+        for (i, (vm, child, _, start, booted)) in live.iter_mut().enumerate() {
+            if ended[i].is_some() {
+                continue;
             }
-            let boot_late = boot_deadline
-                .is_some_and(|d| Instant::now() >= d && !booted.load(Ordering::Relaxed));
-            if Instant::now() >= deadline || boot_late {
-                let _ = child.kill();
-                let _ = child.wait();
-                timed_out = true;
-                break;
+            let exited = child.try_wait()?.is_some();
+            let boot_late = vm
+                .boot_timeout
+                .is_some_and(|t| start.elapsed() >= t && !booted.load(Ordering::Relaxed));
+            let late = start.elapsed() >= vm.timeout || boot_late;
+            if exited || late || partner_lost {
+                if !exited {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+                // Killed for its partner: not a timeout of its own.
+                ended[i] = Some((!exited && late, partner_lost && !exited && !late));
+                if multi && !booted.load(Ordering::Relaxed) {
+                    partner_lost = true;
+                }
             }
+        }
+        if ended.iter().any(Option::is_none) {
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+    let mut runs = Vec::new();
+    for ((vm, _child, rx, start, booted), end) in live.into_iter().zip(ended) {
+        let (timed_out, stopped_for_partner) = end.unwrap_or((false, false));
         let (console, stderr) = rx.recv().context("console reader thread died")?;
         let log = vm.log_dir.join("console.log");
         let mut console = console;
@@ -210,6 +225,14 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
             .collect();
         std::fs::write(vm.log_dir.join("dmesg.txt"), dmesg)?;
         let booted = booted.load(Ordering::Relaxed);
+        if stopped_for_partner {
+            let msg = format!(
+                "{}: stopped QEMU: the other VM of this run died before its init ran",
+                vm.name
+            );
+            eprintln!("{msg}");
+            console.push_str(&format!("\n{msg}\n"));
+        }
         if timed_out {
             let msg = if booted {
                 format!(

@@ -131,7 +131,13 @@ impl Engine {
                             sink_to: to,
                             size: byte_len,
                             placed: 0,
-                            inv: (w.op == SendOp::ReadInv).then_some(w.inv_rkey),
+                            // READ_WITH_INV invalidates the data sink's
+                            // STag (the RDMAC verbs' "RDMA Read with Local
+                            // Invalidate"; siw and cxgb4 do the same), not
+                            // `inv_rkey`: rdma_rw names the sink MR there
+                            // with the key it had before its REG_MR bumped
+                            // the key byte (core/rw.c).
+                            inv: (w.op == SendOp::ReadInv).then_some(stag),
                         });
                         if pushed.is_err() {
                             refused = Some(WcStatus::LocQpOpErr);
