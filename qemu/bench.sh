@@ -279,6 +279,31 @@ for T in siw rsiw; do
     dev_down "$T" ${T}0
 done
 
+# At an Ethernet MTU: lo (the path of every run above, MTU 65536) set to 1500, so that
+# the EMSS bounds RFC 5044 FPDUs as on a real link (above, siw's and rsiw's RFC FPDUs
+# are as long as large ones). 64 KiB bandwidth, one QP: siw, rsiw without CRC with
+# large FPDUs, and without them.
+MTU_MODES=${BENCH_MTU_MODES:-rsiw0-mtu1500:Y rsiw0-mtu1500-rfc:N}
+ip link set lo mtu 1500
+for T in siw rsiw; do
+    dev_up "$T" ${T}0 eth0 || continue
+    for m in $( [ $T = siw ] && echo siw0-mtu1500:- || echo $MTU_MODES); do
+        if [ $T = rsiw ]; then
+            echo N > /sys/module/rsiw/parameters/mpa_crc
+            echo "${m#*:}" > /sys/module/rsiw/parameters/mpa_large_fpdu
+        fi
+        for t in ib_send_bw ib_write_bw ib_read_bw; do
+            LBL=${m%%:*} one ${T}0 $t Gb/s 4 "$BW_ITERS" 65536 -R --report_gbits
+        done
+    done
+    if [ $T = rsiw ]; then
+        echo Y > /sys/module/rsiw/parameters/mpa_crc
+        echo Y > /sys/module/rsiw/parameters/mpa_large_fpdu
+    fi
+    dev_down "$T" ${T}0
+done
+ip link set lo mtu 65536
+
 # NFS: NFS_MB MiB O_DIRECT sequential write, then read, in 1 MiB calls, through a mount
 # of this VM's own export (knfsd, tmpfs) at 10.0.2.15: over RPC-over-RDMA on siw0 and on
 # rsiw0 (proto=rdma, port 20049; one device at a time), and over NFS/TCP (proto=tcp,
