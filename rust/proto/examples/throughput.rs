@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! Host micro-benchmark of the protocol core: software CRC-32C (RFC 5044 §8) and RX
-//! parsing (RFC 5044 §4, RFC 5041 §7, RFC 5040 §7) throughput.
+//! Host micro-benchmark of the protocol core: software CRC-32C (RFC 5044 §8), TX
+//! framing (the resumable framer, `TxFramer::fpdu_at` + `Fpdu::emit`) and RX parsing
+//! (RFC 5044 §4, RFC 5041 §7, RFC 5040 §7; `feed` and the module's entry `feed_some`)
+//! throughput.
 //!
 //! Run with `cargo run --release -p rsiw-proto --example throughput [SECONDS]`
 //! (SECONDS per measurement, default 1). Results are MB/s (10^6 bytes/s) of wire
@@ -151,6 +153,37 @@ fn atomic_responses(crc: bool, markers: bool) -> Vec<u8> {
     })
 }
 
+/// Frames a 64 KiB RDMA Write FPDU by FPDU as the module does (`fpdu_at` at the
+/// current offset, `emit` with the CRC taken over the payload as it is copied) into
+/// `wire`; returns the octets framed.
+fn frame_write(tx: &mut tx::TxFramer, payload: &[u8], wire: &mut Vec<u8>) -> usize {
+    let msg = tx::TxMessage::tagged(rdmap::Opcode::Write, 0x1234, 0, payload.len() as u32);
+    wire.clear();
+    let mut off = 0u32;
+    while off < msg.payload_len {
+        let f = tx.fpdu_at(&msg, off, u32::MAX).expect("framable");
+        f.write(&SoftCrc32c, payload, |p| wire.extend_from_slice(p))
+            .expect("whole payload");
+        off = f.payload.end as u32;
+    }
+    wire.len()
+}
+
+/// Parses `stream` with `feed_some` in the pieces a socket read hands over (here
+/// 64 KiB), each fed whole, as the module's RX does.
+fn parse_some(cfg: RxConfig, stream: &[u8], sink: &mut Bench) {
+    let mut rx = RxParser::new(SoftCrc32c, cfg);
+    for piece in stream.chunks(64 * 1024) {
+        let mut used = 0;
+        while used < piece.len() {
+            match rx.feed_some(&piece[used..], usize::MAX, sink) {
+                Ok(n) => used += n,
+                Err(e) => panic!("benchmark stream refused: {:?}", e.cause()),
+            }
+        }
+    }
+}
+
 /// Parses `stream` in 16 KiB pieces (roughly what one socket read hands over).
 fn parse_all(cfg: RxConfig, stream: &[u8], sink: &mut Bench) {
     let mut rx = RxParser::new(SoftCrc32c, cfg);
@@ -180,6 +213,29 @@ fn main() {
         });
         println!(
             "crc32c software (slicing-by-8), {size:>7} B buffers       {best:>8.1} {median:>8.1}"
+        );
+    }
+
+    let payload = &data[..65536];
+    let mut wire = Vec::with_capacity(80 * 1024);
+    for (crc, mulpdu, what) in [
+        (false, 1454u16, "RFC FPDUs (EMSS 1460)"),
+        (true, 1454, "RFC FPDUs (EMSS 1460)"),
+        (false, u16::MAX, "large FPDUs (64 KiB)"),
+        (true, u16::MAX, "large FPDUs (64 KiB)"),
+    ] {
+        let mut tx = tx::TxFramer::new(tx::TxConfig {
+            crc,
+            markers: false,
+            mulpdu,
+        });
+        let bytes = frame_write(&mut tx, payload, &mut wire);
+        let (best, median) = measure(secs, bytes, || {
+            black_box(frame_write(&mut tx, black_box(payload), &mut wire));
+        });
+        println!(
+            "tx 64 KiB Writes, crc {:<3} {what:<22} {best:>8.1} {median:>8.1}",
+            if crc { "on" } else { "off" }
         );
     }
 
@@ -235,6 +291,14 @@ fn main() {
                     measure(secs, stream.len(), || parse_all(cfg, &stream, &mut sink));
                 println!(
                     "rx {name}, crc {:<3} markers {:<3} {:<12} {best:>8.1} {median:>8.1}",
+                    if crc { "on" } else { "off" },
+                    if markers { "on" } else { "off" },
+                    if copy { "+ placement" } else { "parse only" },
+                );
+                let (best, median) =
+                    measure(secs, stream.len(), || parse_some(cfg, &stream, &mut sink));
+                println!(
+                    "rx {name}, crc {:<3} markers {:<3} {:<12} {best:>8.1} {median:>8.1}   (feed_some, 64 KiB pieces)",
                     if crc { "on" } else { "off" },
                     if markers { "on" } else { "off" },
                     if copy { "+ placement" } else { "parse only" },
