@@ -154,7 +154,14 @@ fn write(env: &Env, name: &str, len: usize, n: usize) -> Result<(), String> {
     let to = c.resp.addr + GUARD as u64;
     c.qp.post_send(7, Op::Write(to, c.resp.rkey), &src.sges(), ffi::SIGNALED)
         .map_err(|e| e.to_string())?;
-    wait::expect_ok(&mut c.pend, &c.cq, 7, ffi::OP_WRITE, None)?;
+    wait::expect_ok_within(
+        &mut c.pend,
+        &c.cq,
+        7,
+        ffi::OP_WRITE,
+        None,
+        wait::for_len(len),
+    )?;
     c.qp.post_send(8, Op::Send, &[], ffi::SIGNALED)
         .map_err(|e| e.to_string())?;
     wait::expect_ok(&mut c.pend, &c.cq, 8, ffi::OP_SEND, None)?;
@@ -181,7 +188,14 @@ fn read(env: &Env, name: &str, len: usize, n: usize) -> Result<(), String> {
         };
     }
     posted.map_err(|e| e.to_string())?;
-    wait::expect_ok(&mut c.pend, &c.cq, 7, ffi::OP_READ, None)?;
+    wait::expect_ok_within(
+        &mut c.pend,
+        &c.cq,
+        7,
+        ffi::OP_READ,
+        None,
+        wait::for_len(len),
+    )?;
     dst.check(&proto::pattern(r.seed, len))?;
     c.close()
 }

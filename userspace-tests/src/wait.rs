@@ -83,7 +83,25 @@ pub fn expect_ok(
     opcode: u32,
     byte_len: Option<u32>,
 ) -> Result<Wc, String> {
-    let w = wait_for(p, cq, wr_id, Duration::from_secs(10))?;
+    expect_ok_within(p, cq, wr_id, opcode, byte_len, for_len(0))
+}
+
+/// How long a transfer of `len` octets may take: 10 s, and 2 s more per MiB (64 MiB in
+/// 1454-octet FPDUs on the debug kernel under TCG takes tens of seconds).
+pub fn for_len(len: usize) -> Duration {
+    Duration::from_secs(10 + 2 * (len as u64 >> 20))
+}
+
+/// [`expect_ok`] with its own timeout.
+pub fn expect_ok_within(
+    p: &mut Pending,
+    cq: &Cq,
+    wr_id: u64,
+    opcode: u32,
+    byte_len: Option<u32>,
+    timeout: Duration,
+) -> Result<Wc, String> {
+    let w = wait_for(p, cq, wr_id, timeout)?;
     expect(&w, ffi::WC_SUCCESS, Some(opcode))?;
     if let Some(n) = byte_len {
         if w.byte_len != n {
