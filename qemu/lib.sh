@@ -691,7 +691,11 @@ nfs_pair() {
             check "$l: umount" timeout 120 umount /mnt
             port=$((port + 3))
         done
+        # The server stays up until the client has torn down: an NFS client whose
+        # server went first can be left retrying (and a final `sync` waiting on it).
+        nfs_teardown "$T" "${T}0"
         signal_peer $port
+        finish
     fi
     nfs_teardown "$T" "${T}0"
     finish
@@ -702,6 +706,17 @@ nfs_pair() {
 # unloaded (kmemleak then runs at the end of the VM run).
 nfs_teardown() {
     sleep 2
+    # A client's NFS state outlives its last unmount briefly (v4.1+: the session
+    # and client ID are destroyed then); wait for it, and say so if it stays.
+    n=0
+    while [ -r /proc/fs/nfsfs/servers ] && [ "$(wc -l < /proc/fs/nfsfs/servers)" -gt 1 ] && [ $n -lt 30 ]; do
+        sleep 1
+        n=$((n + 1))
+    done
+    if [ -r /proc/fs/nfsfs/servers ] && [ "$(wc -l < /proc/fs/nfsfs/servers)" -gt 1 ]; then
+        echo "nfs_teardown: NFS client state still present after 30 s:"
+        cat /proc/fs/nfsfs/servers
+    fi
     check_no_output "no QP left behind" '[0-9]' sh -c "rdma resource show qp | grep -w $2 | grep -v '^$'"
     check_no_output "no cm_id left behind" '[0-9]' sh -c 'rdma resource show cm_id | grep -v "^$"'
     modprobe -r rpcrdma 2>/dev/null

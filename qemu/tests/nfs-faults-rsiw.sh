@@ -79,7 +79,10 @@ else
         check "client: server checked its copies" wait_peer 7305 900
         check "idle umount" timeout 120 umount /mnt
     fi
+    # The server stays up until the client has torn down (lib.sh, nfs_pair).
+    nfs_teardown rsiw rsiw0
     signal_peer 7306
+    finish
 fi
 nfs_teardown rsiw rsiw0
 finish

@@ -53,7 +53,10 @@ else
     else
         kill $td
     fi
+    # The server stays up until the client has torn down (lib.sh, nfs_pair).
+    nfs_teardown rsiw rsiw0
     signal_peer 7201
+    finish
 fi
 nfs_teardown rsiw rsiw0
 finish
