@@ -300,6 +300,10 @@ pub(crate) struct CmParams {
     pub(crate) max_pending: u32,
     /// Responder: execute draft-03's Atomic Swap (AOpCode 0x1).
     pub(crate) draft_swap: bool,
+    /// TCP port of the devices' QP-connection listeners (0: none).
+    pub(crate) qp_port: u16,
+    /// Limit from a QP's RTR/RTS to its stream, in ms (at least 100).
+    pub(crate) qp_timeout_ms: u32,
 }
 
 /// The current module parameters.
@@ -314,5 +318,7 @@ pub(crate) fn params() -> CmParams {
         accept_timeout_ms: p.accept_timeout_ms,
         max_pending: p.max_pending,
         draft_swap: p.draft_swap,
+        qp_port: u16::try_from(p.qp_port).unwrap_or(0),
+        qp_timeout_ms: p.qp_timeout_ms,
     }
 }

@@ -33,6 +33,18 @@ struct rsiw_cm_params {
 	unsigned int accept_timeout_ms;
 	unsigned int max_pending;
 	bool draft_swap;
+	/* QP connections from modify_qp: the listener's port (0: off), the
+	 * limit on a connection from RTR/RTS to the stream.
+	 */
+	unsigned int qp_port;
+	unsigned int qp_timeout_ms;
+};
+
+/* An IP address (IPv4 mapped into IPv6, as in a GID) and TCP port. */
+struct rsiw_inaddr {
+	u8 addr[16];
+	u16 port;
+	u32 scope_id;
 };
 
 /* A handshake deadline (timer and context), allocated by the shim. */
@@ -62,9 +74,15 @@ int rsiw_shim_sock_accept(struct socket *lsock,
 			  struct socket **out);
 int rsiw_shim_sock_connect_start(struct iw_cm_id *id, struct socket **out);
 int rsiw_shim_sock_connected(struct socket *s);
+int rsiw_shim_sock_listen_dev(struct net_device *ndev, u16 port,
+			      struct socket **out);
+int rsiw_shim_sock_connect_addr(const struct rsiw_inaddr *local,
+				const struct rsiw_inaddr *remote,
+				struct socket **out);
+int rsiw_shim_sock_peer(struct socket *s, struct rsiw_inaddr *out);
 bool rsiw_shim_sock_readable(struct socket *s);
 /* Classes of lines about peers, each rate-limited on its own. */
-#define RSIW_WARN_CLASSES 4
+#define RSIW_WARN_CLASSES 5
 void rsiw_shim_sock_warn(struct socket *s, unsigned int class, const char *msg);
 void rsiw_shim_sock_set_timeout(struct socket *s, unsigned int ms);
 int rsiw_shim_sock_send(struct socket *s, const struct rsiw_buf *bufs,

@@ -4,6 +4,7 @@
 //! on ERROR, and async events.
 
 mod conn;
+mod oob;
 mod port;
 mod rq;
 mod sq;
@@ -17,7 +18,7 @@ use crate::{
     srq::{RecvQueue, RecvRing, Srq, UserRecv},
     uqueue::{UserRq, UserSq},
 };
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     new_condvar,
     prelude::*,
@@ -25,6 +26,7 @@ use kernel::{
 };
 
 pub(crate) use crate::ffi::qp::QpEvent;
+pub(crate) use oob::{Attempt, Claim, Job, PathAttrs, PathMod};
 use crate::wr::{SendOp, SendWqe, MAX_INLINE, MAX_SGE};
 use rq::bad_recv;
 use sq::{Next, SendQueue};
@@ -120,6 +122,8 @@ pub(crate) struct QpModify {
     pub(crate) ord: Option<u32>,
     /// `IB_QP_MAX_DEST_RD_ATOMIC` (IRD).
     pub(crate) ird: Option<u32>,
+    /// The IB path attributes (AV, destination QP, PSNs, …).
+    pub(crate) path: PathMod,
 }
 
 /// The fields [`Qp::inner`] protects.
@@ -131,6 +135,12 @@ struct Inner {
     conn: Option<Arc<Conn>>,
     /// `destroy_qp` started: no connection may be bound any more.
     destroying: bool,
+    /// What `modify_qp` set of the IB path (`query_qp`).
+    path: PathAttrs,
+    /// Armed for a QP connection from `modify_qp` (`oob.rs`).
+    oob: Option<oob::Oob>,
+    /// Generation of the arming; each arming and disarming moves it on.
+    oob_gen: u32,
 }
 
 /// The provider's rings of a user QP, made once the sizes are granted.
@@ -154,6 +164,9 @@ pub(crate) struct Qp {
     owner: Owner,
     /// `IB_ACCESS_REMOTE_*` rights the consumer enabled (`modify_qp`).
     access: AtomicU32,
+    /// The stream came from the iw_cm (rdma_cm), not from `modify_qp`: the
+    /// iw_cm's rule for remote atomics applies (`remote_allowed`).
+    iwcm_stream: AtomicBool,
     /// State and send queue: taken in any context (post_send, engine TX
     /// work, RX in softirq for state checks); never held across a CQ push
     /// or an engine call.
@@ -268,14 +281,20 @@ impl Qp {
                 caps,
                 owner: init.owner,
                 access: AtomicU32::new(0),
+                iwcm_stream: AtomicBool::new(true),
+                // An RNIC's QP starts in INIT (as siw's; what pyverbs and
+                // iWARP consumers expect): receives may be posted at once.
                 inner <- crate::new_irq_spinlock!(
                     Inner {
-                        state: QpState::Reset,
+                        state: QpState::Init,
                         ord: 0,
                         ird: 0,
                         sq,
                         conn: None,
                         destroying: false,
+                        path: PathAttrs::default(),
+                        oob: None,
+                        oob_gen: 0,
                     },
                     "rsiw_qp"
                 ),
@@ -336,6 +355,7 @@ impl Qp {
     /// remote reads.
     pub(crate) fn remote_allowed(&self, need: Access, via_iwcm: bool) -> bool {
         let have = Access(self.access.load(Ordering::Relaxed));
+        let via_iwcm = via_iwcm && self.iwcm_stream.load(Ordering::Relaxed);
         if need == Access::REMOTE_ATOMIC && via_iwcm {
             return have.contains(Access::REMOTE_ATOMIC) || have.contains(Access::REMOTE_READ);
         }
@@ -354,15 +374,18 @@ impl Qp {
 
     /// `modify_qp` (process context; may sleep when leaving a connection).
     pub(crate) fn modify(&self, m: &QpModify) -> Result {
-        let (conn, to) = {
+        let (conn, to, from, attempt) = {
             let mut inner = self.inner.lock();
             if let Some(cur) = m.cur_state {
                 if cur != inner.state {
                     return Err(EINVAL);
                 }
             }
-            let to = m.state.unwrap_or(inner.state);
-            check_transition(inner.state, to, inner.conn.is_some())?;
+            let from = inner.state;
+            let to = m.state.unwrap_or(from);
+            let target = self.arming(&inner, from, to, &m.path)?;
+            let armed = inner.oob.is_some() || target.is_some();
+            check_transition(from, to, inner.conn.is_some() || armed)?;
             if m.ord.is_some_and(|v| v > MAX_RD_ATOMIC) || m.ird.is_some_and(|v| v > MAX_RD_ATOMIC)
             {
                 return Err(EINVAL);
@@ -376,15 +399,23 @@ impl Qp {
             if let Some(v) = m.ird {
                 inner.ird = v;
             }
-            let from = inner.state;
+            self.path_apply(&mut inner, &m.path, target);
+            let attempt = match to {
+                QpState::Reset | QpState::Error => Self::disarm(&mut inner),
+                _ => None,
+            };
             if to == QpState::Reset {
                 inner.sq.clear();
             }
             if to != QpState::Error {
                 inner.state = to;
             }
-            (if from != to { inner.conn.clone() } else { None }, to)
+            (inner.conn.clone(), to, from, attempt)
         };
+        if let Some(a) = attempt {
+            a.cancel();
+        }
+        let conn = if from != to { conn } else { None };
         match to {
             QpState::Error => {
                 if let Some(c) = &conn {
@@ -404,6 +435,13 @@ impl Qp {
                     self.unbind_conn(&c);
                 }
                 self.rq_reset();
+            }
+            // A stream bound at RTR (a QP connection from `modify_qp`)
+            // sends what is posted from RTS on.
+            QpState::Rts => {
+                if let Some(c) = conn {
+                    c.kick();
+                }
             }
             _ => {}
         }
@@ -644,11 +682,15 @@ impl Qp {
     pub(crate) fn destroy(&self) {
         // From here no connection can be bound; the one there is, is ours
         // to stop.
-        let conn = {
+        let (conn, attempt) = {
             let mut inner = self.inner.lock();
             inner.destroying = true;
-            inner.conn.clone()
+            (inner.conn.clone(), Self::disarm(&mut inner))
         };
+        // After this the CM's attempt no longer touches the QP.
+        if let Some(a) = attempt {
+            a.cancel();
+        }
         if let Some(c) = &conn {
             c.close(true);
             c.quiesce();
