@@ -16,6 +16,8 @@ const TOOLS: &[&str] = &[
     "ibv_devices",
     "ibv_devinfo",
     "ibv_rc_pingpong",
+    "ibv_uc_pingpong",
+    "ibv_ud_pingpong",
     "rping",
     "ib_send_bw",
     "ib_write_bw",
