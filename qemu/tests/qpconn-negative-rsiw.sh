@@ -51,9 +51,10 @@ qpreq "another SQ PSN" yes 111 "$SQPN" 223 "$SPSN" 10.0.2.14
 qpreq "another RQ PSN" yes 111 "$SQPN" 222 0 10.0.2.14
 qpreq "another address (10.0.2.15)" yes 111 "$SQPN" 222 "$SPSN" 10.0.2.15
 qpreq "no such QP" yes 111 fff0 222 "$SPSN" 10.0.2.14
-check_output "dmesg: another QP number or PSN" 'peer 10.0.2.14:[0-9]+: QP connection refused: QP armed for another QP number or PSN' dmesg
-check_output "dmesg: another peer address" 'peer 10.0.2.15:[0-9]+: QP connection refused: QP armed for another peer address' dmesg
-check_output "dmesg: no such QP" 'QP connection refused: no such QP' dmesg
+# The listener is dual-stack: an IPv4 peer shows as [::ffff:a.b.c.d]:port.
+check_output "dmesg: another QP number or PSN" 'peer \[::ffff:10\.0\.2\.14\]:[0-9]+: QP connection refused: QP armed for another QP number or PSN' dmesg
+check_output "dmesg: another peer address" 'peer \[::ffff:10\.0\.2\.15\]:[0-9]+: QP connection refused: QP armed for another peer address' dmesg
+check_output "dmesg: no such QP" 'peer \[::ffff:10\.0\.2\.14\]:[0-9]+: QP connection refused: no such QP' dmesg
 qpreq "the armed peer, QPN and PSNs" no 111 "$SQPN" 222 "$SPSN" 10.0.2.14
 # The raw peer closed its stream: the server's QP goes to ERROR, its receives flush.
 wait $srv

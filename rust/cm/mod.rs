@@ -158,10 +158,16 @@ impl Listener {
         let (sock, watch, id, dev, pending) = {
             let mut inner = self.inner.lock();
             let dev = inner.dev.take();
-            (inner.sock.take(), inner.watch.take(), inner.cm_id.take(), dev, {
-                inner.n_pending = 0;
-                core::mem::take(&mut inner.pending)
-            })
+            (
+                inner.sock.take(),
+                inner.watch.take(),
+                inner.cm_id.take(),
+                dev,
+                {
+                    inner.n_pending = 0;
+                    core::mem::take(&mut inner.pending)
+                },
+            )
         };
         drop(dev);
         if let (Some(sock), Some(watch)) = (&sock, watch) {

@@ -26,8 +26,8 @@ use kernel::{
 };
 
 pub(crate) use crate::ffi::qp::QpEvent;
-pub(crate) use oob::{Attempt, Claim, Job, PathAttrs, PathMod};
 use crate::wr::{SendOp, SendWqe, MAX_INLINE, MAX_SGE};
+pub(crate) use oob::{Attempt, Claim, Job, PathAttrs, PathMod};
 use rq::bad_recv;
 use sq::{Next, SendQueue};
 

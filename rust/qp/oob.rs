@@ -317,25 +317,32 @@ impl Qp {
     pub(crate) fn oob_claim(&self, from: &[u8; 16], data: &ConnData) -> Claim {
         let mut inner = self.inner.lock();
         if inner.destroying {
-            return Claim::Refused(c_str!("QP being destroyed"));
+            return Claim::Refused(c_str!("QP connection refused: QP being destroyed"));
         }
-        let (rq_psn, sq_psn) = (inner.path.rq_psn, inner.path.sq_psn_set.then_some(inner.path.sq_psn));
+        let (rq_psn, sq_psn) = (
+            inner.path.rq_psn,
+            inner.path.sq_psn_set.then_some(inner.path.sq_psn),
+        );
         let connected = inner.conn.is_some();
         let Some(o) = inner.oob.as_mut() else {
             return if connected {
-                Claim::Refused(c_str!("QP already connected"))
+                Claim::Refused(c_str!("QP connection refused: QP already connected"))
             } else {
                 Claim::NotArmed
             };
         };
         if o.target.active {
-            return Claim::Refused(c_str!("QP armed to connect itself, not to accept"));
+            return Claim::Refused(c_str!(
+                "QP connection refused: QP armed to connect itself, not to accept"
+            ));
         }
         if o.claimed || connected {
-            return Claim::Refused(c_str!("QP already connected"));
+            return Claim::Refused(c_str!("QP connection refused: QP already connected"));
         }
         if o.target.peer.ip != *from {
-            return Claim::Refused(c_str!("QP armed for another peer address"));
+            return Claim::Refused(c_str!(
+                "QP connection refused: QP armed for another peer address"
+            ));
         }
         let ours = ConnData {
             src_qpn: self.num(),
@@ -344,7 +351,9 @@ impl Qp {
             rq_psn,
         };
         if !ours.pairs_with(data) || data.sq_psn.is_none() {
-            return Claim::Refused(c_str!("QP armed for another QP number or PSN"));
+            return Claim::Refused(c_str!(
+                "QP connection refused: QP armed for another QP number or PSN"
+            ));
         }
         o.claimed = true;
         let o = Oob {

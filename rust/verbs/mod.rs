@@ -148,7 +148,11 @@ pub(crate) fn query_gid(dev: &Device, port: u32, index: i32) -> Result<[u8; 16]>
     }
     let mut ips = [[0u8; 16]; GID_TBL_LEN as usize - 1];
     let n = dev.netdev().ips(&mut ips);
-    Ok(ips.get(..n).and_then(|v| v.get(index - 1)).copied().unwrap_or(gid))
+    Ok(ips
+        .get(..n)
+        .and_then(|v| v.get(index - 1))
+        .copied()
+        .unwrap_or(gid))
 }
 
 /// `dealloc_driver`: the device's QP-connection listener stops (it holds

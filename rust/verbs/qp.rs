@@ -8,8 +8,7 @@ use crate::{
     cq::Cq,
     device::Device,
     ffi::{
-        av,
-        bindings as b, mr,
+        av, bindings as b, mr,
         obj::eopnotsupp,
         owner::Owner,
         qp::{AtomicKind, IbQpRef, RecvWr, SendWr, SendWrOp},

@@ -424,12 +424,18 @@ fn qpconn(args: &[String]) -> Result<(), String> {
         let sa = libc::sockaddr_in {
             sin_family: libc::AF_INET as libc::sa_family_t,
             sin_port: 0,
-            sin_addr: libc::in_addr { s_addr: u32::from(ip).to_be() },
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(ip).to_be(),
+            },
             sin_zero: [0; 8],
         };
         // SAFETY: `sa` is a valid sockaddr_in for the call.
         let rv = unsafe {
-            libc::bind(fd.as_raw_fd(), (&sa as *const libc::sockaddr_in).cast(), core::mem::size_of_val(&sa) as u32)
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sa as *const libc::sockaddr_in).cast(),
+                core::mem::size_of_val(&sa) as u32,
+            )
         };
         if rv != 0 {
             return Err(format!("bind {from}: {}", io::Error::last_os_error()));
@@ -438,12 +444,18 @@ fn qpconn(args: &[String]) -> Result<(), String> {
     let sa = libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
         sin_port: addr.port().to_be(),
-        sin_addr: libc::in_addr { s_addr: u32::from(*addr.ip()).to_be() },
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(*addr.ip()).to_be(),
+        },
         sin_zero: [0; 8],
     };
     // SAFETY: `sa` is a valid sockaddr_in for the call.
     let rv = unsafe {
-        libc::connect(fd.as_raw_fd(), (&sa as *const libc::sockaddr_in).cast(), core::mem::size_of_val(&sa) as u32)
+        libc::connect(
+            fd.as_raw_fd(),
+            (&sa as *const libc::sockaddr_in).cast(),
+            core::mem::size_of_val(&sa) as u32,
+        )
     };
     if rv != 0 {
         return Err(format!("connect {addr}: {}", io::Error::last_os_error()));
@@ -471,7 +483,10 @@ fn qpconn(args: &[String]) -> Result<(), String> {
     let mut r = head.to_vec();
     r.extend_from_slice(&rest);
     println!("reply {}", hex(&r));
-    println!("rejected {}", if head[16] & 0x20 != 0 { "yes" } else { "no" });
+    println!(
+        "rejected {}",
+        if head[16] & 0x20 != 0 { "yes" } else { "no" }
+    );
     let (_, end) = drain(&mut s, Duration::from_secs(3));
     println!("end {end}");
     Ok(())

@@ -204,9 +204,7 @@ impl WorkItem for Endpoint {
                 | Phase::QpConnect
                 | Phase::QpBackoff
                 | Phase::QpWait
-                | Phase::Parked { .. } => {
-                    Some(core::mem::replace(&mut inner.phase, Phase::Busy))
-                }
+                | Phase::Parked { .. } => Some(core::mem::replace(&mut inner.phase, Phase::Busy)),
                 // Owned by `iw_accept`/`iw_reject` or the engine: only looked at.
                 _ => None,
             }

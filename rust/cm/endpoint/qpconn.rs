@@ -161,7 +161,10 @@ impl Endpoint {
         };
         let mut inner = self.inner.lock();
         let left = inner.qp.as_ref().map_or(0, |a| a.until_ms - now_ms());
-        self.new_deadline(p.timeout_ms.min(u32::try_from(left.max(1)).unwrap_or(u32::MAX)));
+        self.new_deadline(
+            p.timeout_ms
+                .min(u32::try_from(left.max(1)).unwrap_or(u32::MAX)),
+        );
         inner.phase = Phase::Connecting(init);
         drop(inner);
         self.schedule();
@@ -246,7 +249,10 @@ impl Endpoint {
                 return self.qp_give_up();
             }
         };
-        let paired = match (ConnData::parse(private_data), ConnData::parse(rep.private_data)) {
+        let paired = match (
+            ConnData::parse(private_data),
+            ConnData::parse(rep.private_data),
+        ) {
             (Ok(ours), Ok(theirs)) => ours.pairs_with(&theirs),
             _ => false,
         };
@@ -448,13 +454,7 @@ impl Endpoint {
 
     /// Refuses a QP connection request with a Reject Reply (RFC 5044 §7.1.1)
     /// and a rate-limited line saying why; nothing reaches a QP.
-    fn qp_refuse(
-        &self,
-        sock: Socket,
-        listener: &Arc<Listener>,
-        rev: Option<Revision>,
-        why: &CStr,
-    ) {
+    fn qp_refuse(&self, sock: Socket, listener: &Arc<Listener>, rev: Option<Revision>, why: &CStr) {
         sock.warn(warn::QP, why);
         self.inner.lock().phase = Phase::Closed;
         listener.forget(self);

@@ -114,7 +114,11 @@ impl ConnData {
         let mut b = [0u8; LEN];
         put_slice(&mut b, field::MAGIC.start, &MAGIC);
         b[field::VERSION] = VERSION;
-        b[field::FLAGS] = if self.sq_psn.is_some() { FLAG_SQ_PSN } else { 0 };
+        b[field::FLAGS] = if self.sq_psn.is_some() {
+            FLAG_SQ_PSN
+        } else {
+            0
+        };
         put_be16(&mut b, field::RESERVED, 0);
         put_be32(&mut b, field::SRC_QPN, self.src_qpn & MASK_24);
         put_be32(&mut b, field::DST_QPN, self.dst_qpn & MASK_24);
@@ -182,7 +186,10 @@ mod test {
 
     #[test]
     fn impossible_lengths() {
-        assert_eq!(ConnData::parse(&BLOCK[..LEN - 1]), Err(ConnDataError::Length(23)));
+        assert_eq!(
+            ConnData::parse(&BLOCK[..LEN - 1]),
+            Err(ConnDataError::Length(23))
+        );
         let mut long = [0u8; LEN + 1];
         long[..LEN].copy_from_slice(&BLOCK);
         assert_eq!(ConnData::parse(&long), Err(ConnDataError::Length(25)));
@@ -197,10 +204,18 @@ mod test {
         let mut b = BLOCK;
         b[field::VERSION] = 2;
         assert_eq!(ConnData::parse(&b), Err(ConnDataError::Version(2)));
-        for (at, v) in [(field::FLAGS, 0x03), (field::RESERVED + 1, 1), (field::SRC_QPN, 1)] {
+        for (at, v) in [
+            (field::FLAGS, 0x03),
+            (field::RESERVED + 1, 1),
+            (field::SRC_QPN, 1),
+        ] {
             let mut b = BLOCK;
             b[at] = v;
-            assert_eq!(ConnData::parse(&b), Err(ConnDataError::Reserved), "octet {at}");
+            assert_eq!(
+                ConnData::parse(&b),
+                Err(ConnDataError::Reserved),
+                "octet {at}"
+            );
         }
         // A PSN without its flag is not a PSN "not known yet".
         let mut b = BLOCK;
