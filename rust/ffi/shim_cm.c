@@ -42,7 +42,7 @@ MODULE_PARM_DESC(qp_conn_port, "TCP port of each device's listener for QPs conne
 
 static unsigned int qp_conn_timeout_ms = 20000;
 module_param(qp_conn_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(qp_conn_timeout_ms, "Limit from a QP's RTR (passive side) or RTS (active side) to its stream being up; then the QP goes to ERROR with an async event");
+MODULE_PARM_DESC(qp_conn_timeout_ms, "Limit from a QP's RTR to its stream being up (either side); then the QP goes to ERROR with an async event");
 
 void rsiw_shim_cm_params(struct rsiw_cm_params *p)
 {
@@ -662,6 +662,8 @@ int rsiw_shim_iw_event(struct iw_cm_id *id, enum iw_cm_event_type type,
 struct rsiw_deadline {
 	struct timer_list timer;
 	const void *ctx;
+	/* Whose it is (the Rust side's `Expire::KIND`). */
+	unsigned int kind;
 	struct list_head node;
 };
 
@@ -673,15 +675,16 @@ static void rsiw_deadline_fire(struct timer_list *t)
 {
 	struct rsiw_deadline *d = from_timer(d, t, timer);
 
-	rsiw_rust_deadline_fired(d->ctx);
+	rsiw_rust_deadline_fired(d->kind, d->ctx);
 }
 
-struct rsiw_deadline *rsiw_shim_deadline_new(void)
+struct rsiw_deadline *rsiw_shim_deadline_new(unsigned int kind)
 {
 	struct rsiw_deadline *d = kzalloc(sizeof(*d), GFP_KERNEL);
 
 	if (!d)
 		return NULL;
+	d->kind = kind;
 	timer_setup(&d->timer, rsiw_deadline_fire, 0);
 	spin_lock_bh(&rsiw_deadlines_lock);
 	list_add(&d->node, &rsiw_deadlines);

@@ -60,7 +60,7 @@ struct workqueue_struct *rsiw_shim_cm_wq(void);
 void rsiw_shim_cm_params(struct rsiw_cm_params *p);
 
 /* --- handshake deadlines (rust/ffi/deadline.rs) --- */
-struct rsiw_deadline *rsiw_shim_deadline_new(void);
+struct rsiw_deadline *rsiw_shim_deadline_new(unsigned int kind);
 void rsiw_shim_deadline_arm(struct rsiw_deadline *d, const void *ctx,
 			    unsigned int ms);
 bool rsiw_shim_deadline_cancel(struct rsiw_deadline *d, const void **ctx);
@@ -121,7 +121,7 @@ size_t rsiw_rust_stream_rx(const void *ctx, const u8 *data, size_t len);
 void rsiw_rust_stream_write_space(const void *ctx);
 void rsiw_rust_stream_closed(const void *ctx, bool abortive);
 void rsiw_rust_handshake_event(const void *ctx);
-void rsiw_rust_deadline_fired(const void *ctx);
+void rsiw_rust_deadline_fired(unsigned int kind, const void *ctx);
 int rsiw_rust_iw_connect(struct iw_cm_id *id,
 			 struct iw_cm_conn_param *param);
 int rsiw_rust_iw_accept(struct iw_cm_id *id,

@@ -13,7 +13,12 @@ use crate::{
     cq::{Cq, Cqe, WcFlags, WcStatus},
     device::Device,
     engine::Conn,
-    ffi::{lock::IrqSpinLock, owner::Owner, qp::IbQpRef},
+    ffi::{
+        deadline::{Deadline, Expire},
+        lock::IrqSpinLock,
+        owner::Owner,
+        qp::IbQpRef,
+    },
     mem::Access,
     srq::{RecvQueue, RecvRing, Srq, UserRecv},
     uqueue::{UserRq, UserSq},
@@ -126,6 +131,20 @@ pub(crate) struct QpModify {
     pub(crate) path: PathMod,
 }
 
+/// How long `destroy_qp` lets a stream from `modify_qp` send what its SQ
+/// handed over before the FIN (then it resets the stream).
+const DESTROY_LINGER_MS: u32 = 2000;
+
+/// How long a QP connected from `modify_qp` stays as it is after its peer
+/// closed the stream in order, before it goes to ERROR and flushes. An IB
+/// QP never hears of its peer's QP going away (it finds out when it next
+/// sends), and consumers such as `ibv_rc_pingpong` destroy their QP as soon
+/// as their own last completion came, while the peer's last completions
+/// (its last Receive, or a Send whose pages TCP still holds) are on their
+/// way: flushed at once, the peer's other WQEs would complete in error in
+/// the same poll.
+const PEER_CLOSE_GRACE_MS: u32 = 1000;
+
 /// The fields [`Qp::inner`] protects.
 struct Inner {
     state: QpState,
@@ -167,6 +186,12 @@ pub(crate) struct Qp {
     /// The stream came from the iw_cm (rdma_cm), not from `modify_qp`: the
     /// iw_cm's rule for remote atomics applies (`remote_allowed`).
     iwcm_stream: AtomicBool,
+    /// Moves the QP to ERROR [`PEER_CLOSE_GRACE_MS`] after its peer closed
+    /// a stream from `modify_qp` in order; armed at most once per stream
+    /// (`peer_gone_armed`), cancelled by RESET and `destroy_qp` once the
+    /// stream is quiesced.
+    peer_gone: Deadline<Qp>,
+    peer_gone_armed: AtomicBool,
     /// State and send queue: taken in any context (post_send, engine TX
     /// work, RX in softirq for state checks); never held across a CQ push
     /// or an engine call.
@@ -268,6 +293,7 @@ impl Qp {
             ),
         };
         let caps = *caps;
+        let peer_gone = Deadline::new()?;
         Arc::pin_init(
             pin_init!(Self {
                 dev: dev.clone(),
@@ -282,6 +308,8 @@ impl Qp {
                 owner: init.owner,
                 access: AtomicU32::new(0),
                 iwcm_stream: AtomicBool::new(true),
+                peer_gone,
+                peer_gone_armed: AtomicBool::new(false),
                 // An RNIC's QP starts in INIT (as siw's; what pyverbs and
                 // iWARP consumers expect): receives may be posted at once.
                 inner <- crate::new_irq_spinlock!(
@@ -434,6 +462,7 @@ impl Qp {
                     c.quiesce();
                     self.unbind_conn(&c);
                 }
+                self.peer_gone_cancel();
                 self.rq_reset();
             }
             // A stream bound at RTR (a QP connection from `modify_qp`)
@@ -611,6 +640,24 @@ impl Qp {
         self.push_send_cqe(wr_id, op, WcStatus::WrFlushErr, 0);
     }
 
+    /// The stream closed under the QP (`engine::QpPort::peer_closed`, softirq).
+    fn peer_closed(self: &Arc<Self>, abortive: bool) {
+        if abortive || self.iwcm_stream.load(Ordering::Relaxed) {
+            return self.set_error();
+        }
+        if !self.peer_gone_armed.swap(true, Ordering::AcqRel) {
+            self.peer_gone
+                .arm_unarmed(self.clone(), PEER_CLOSE_GRACE_MS);
+        }
+    }
+
+    /// Stops a pending [`PEER_CLOSE_GRACE_MS`] (process context; the stream
+    /// is quiesced, so nothing arms it again meanwhile).
+    fn peer_gone_cancel(&self) {
+        self.peer_gone.cancel();
+        self.peer_gone_armed.store(false, Ordering::Release);
+    }
+
     /// Moves the QP to ERROR: the engine flushes the WQEs it owns
     /// (`Conn::flush`), then every posted WQE completes with
     /// `IB_WC_WR_FLUSH_ERR`. Any context; never called with rsiw locks held.
@@ -692,9 +739,17 @@ impl Qp {
             a.cancel();
         }
         if let Some(c) = &conn {
-            c.close(true);
-            c.quiesce();
+            if self.iwcm_stream.load(Ordering::Relaxed) {
+                c.close(true);
+                c.quiesce();
+            } else {
+                // No CM disconnects a stream from `modify_qp` first: what
+                // the peer was told is complete (a Send's completion means
+                // it reached the stream) must still reach it, then the FIN.
+                c.quiesce_graceful(DESTROY_LINGER_MS);
+            }
         }
+        self.peer_gone_cancel();
         let old = {
             let mut inner = self.inner.lock();
             inner.state = QpState::Error;
@@ -773,5 +828,14 @@ impl Device {
     /// The QP with number `num`, if it exists (iw_cm's `get_qp`); any context.
     pub(crate) fn qp_lookup(&self, num: u32) -> Option<Arc<Qp>> {
         self.qps().get(num as usize)
+    }
+}
+
+impl Expire for Qp {
+    const KIND: u32 = 1;
+
+    /// [`PEER_CLOSE_GRACE_MS`] passed (softirq).
+    fn deadline_passed(self: Arc<Self>) {
+        self.set_error();
     }
 }

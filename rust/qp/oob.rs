@@ -280,14 +280,16 @@ impl Qp {
         }
     }
 
-    /// The CM's next job for this QP after a `modify_qp`, if there is one: the
-    /// passive side waits from RTR; the active side connects from RTS (its
-    /// SQ PSN is known then). Given once per arming.
+    /// The CM's next job for this QP after a `modify_qp`, if there is one:
+    /// from RTR, the passive side waits and the active side connects. Not
+    /// from RTS: a consumer that only receives may leave its QP in RTR (the
+    /// server of perftest's bandwidth tests does), and the active side may be
+    /// that one. The SQ PSN goes in the Request only if it was set by then.
+    /// Given once per arming.
     pub(crate) fn oob_job(&self) -> Option<Job> {
         let mut inner = self.inner.lock();
-        let state = inner.state;
         let o = inner.oob.as_ref()?;
-        if o.begun || (o.target.active && state != QpState::Rts) {
+        if o.begun {
             return None;
         }
         let job = self.job(&inner, o);
@@ -350,7 +352,9 @@ impl Qp {
             sq_psn,
             rq_psn,
         };
-        if !ours.pairs_with(data) || data.sq_psn.is_none() {
+        // A PSN either side did not have yet (its QP was not in RTS when
+        // the stream was asked for) is not compared.
+        if !ours.pairs_with(data) {
             return Claim::Refused(c_str!(
                 "QP connection refused: QP armed for another QP number or PSN"
             ));

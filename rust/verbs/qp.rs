@@ -146,8 +146,8 @@ fn modify_from(a: &b::ib_qp_attr, mask: i32) -> Result<QpModify> {
 
 /// `modify_qp` (process context; may sleep when leaving a connection). An
 /// INIT→RTR with an address vector arms the QP for the peer it names; the
-/// CM then waits for that peer (passive side, from RTR) or connects to it
-/// (active side, from RTS). Never waits for the peer.
+/// CM then waits for that peer (passive side) or connects to it (active
+/// side), both from RTR. Never waits for the peer.
 pub(crate) fn modify(qp: &Arc<Qp>, attr: &b::ib_qp_attr, mask: i32) -> Result {
     let m = modify_from(attr, mask)?;
     if m.state == Some(QpState::Rtr) && m.path.av.is_some() {

@@ -460,6 +460,8 @@ impl StreamOwner for Owner {
 }
 
 impl Expire for Endpoint {
+    const KIND: u32 = 0;
+
     /// The deadline timer passed (softirq): the work item ends the phase.
     fn deadline_passed(self: Arc<Self>) {
         self.events.fetch_or(EXPIRED, Ordering::AcqRel);
