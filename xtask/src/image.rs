@@ -197,7 +197,8 @@ pub fn with_overlay(
 const PYVERBS_TESTS: &str = "/usr/share/doc/rdma-core/tests";
 /// Where the image has them, uncompressed: `python3 PYVERBS_TESTS_VM/run_tests.py`.
 pub const PYVERBS_TESTS_VM: &str = "usr/share/rdma-core/tests";
-/// Parts of the Python standard library no test imports (about half its size).
+/// Parts of the Python standard library no test imports (with `config-*`, the static
+/// library, more than half its size).
 const PYTHON_UNUSED: &[&str] = &[
     "test",
     "idlelib",
@@ -245,9 +246,15 @@ pub fn pyverbs(ctx: &Ctx) -> Result<PathBuf> {
             p.strip_prefix(&stdlib)
                 .ok()
                 .and_then(|r| r.components().next())
-                .is_some_and(|c| PYTHON_UNUSED.iter().any(|u| c.as_os_str() == *u))
+                .and_then(|c| c.as_os_str().to_str())
+                .is_some_and(|c| PYTHON_UNUSED.contains(&c) || c.starts_with("config-"))
         })?;
         elves.extend(shared_objects(src)?);
+    }
+    // Debian's stdlib links sitecustomize.py to /etc/pythonX.Y.
+    let etc = Path::new("/etc").join(&name);
+    if etc.is_dir() {
+        t.insert_dir(&etc, &format!("etc/{name}"))?;
     }
     for e in read_dir_sorted(Path::new(PYVERBS_TESTS))? {
         let Some(file) = e.file_name().map(|f| f.to_string_lossy().into_owned()) else {
