@@ -427,8 +427,9 @@ pyverbs_suite() {
             m = $2; k = $3; id = $4; sub(/:$/, "", id)
             why = $0; if (!sub(/^[^:]*: /, "", why)) why = ""
             n[m, k]++
+            short = id; sub(/^tests\./, "", short)
             if (k == "skip" && mode == "judge")
-                print "SKIP\tpyverbs " m " on " dev ": " id "\t" clean(why)
+                print "SKIP\tpyverbs " short " on " dev "\t" clean(why)
             if (k == "fail" || k == "error" || k == "xpass")
                 bad[m] = bad[m] " " id (why == "" ? "" : " (" clean(why) ")")
             if (k == "skip" && first_skip[m] == "") first_skip[m] = clean(why)
