@@ -18,6 +18,15 @@ use kernel::{
     sync::{Arc, Mutex},
 };
 
+/// The CM's listener for QP connections set up from `modify_qp` (one per
+/// device, made at the first QP that needs it), as the device sees it.
+pub(crate) trait QpListener: Send + Sync {
+    /// A QP was armed for a peer: requests parked for it look again.
+    fn rearm(&self);
+    /// The device goes away: stop listening, refuse what is parked.
+    fn stop(&self);
+}
+
 /// The fields [`Device::inner`] protects.
 struct Inner {
     /// The port state last reported to the core with an event, so that
@@ -49,6 +58,10 @@ pub(crate) struct Device {
     qps: Slots<Qp>,
     /// TX work a doorbell's TX run causes on this device (loopback).
     inline_tx: Arc<InlineTxCell>,
+    /// The QP-connection listener, once made; taken at `dealloc_driver`.
+    /// Process context (`modify_qp`, `dealloc_driver`).
+    #[pin]
+    qp_listener: Mutex<Option<Arc<dyn QpListener>>>,
 }
 
 /// Takes a slot of `count` if fewer than `max` are taken.
@@ -83,6 +96,7 @@ impl Device {
                 mems,
                 qps <- Slots::new(1, crate::qp::MAX_QP as usize + 1),
                 inline_tx,
+                qp_listener <- new_mutex!(None, "rsiw_qp_listener"),
             }),
             GFP_KERNEL,
         )
@@ -168,6 +182,30 @@ impl Device {
     /// The QP table.
     pub(crate) fn qps(&self) -> &Slots<Qp> {
         &self.qps
+    }
+
+    /// The QP-connection listener, made by `make` if there is none yet.
+    pub(crate) fn qp_listener(
+        &self,
+        make: impl FnOnce() -> Result<Arc<dyn QpListener>>,
+    ) -> Result<Arc<dyn QpListener>> {
+        let mut l = self.qp_listener.lock();
+        if let Some(l) = &*l {
+            return Ok(l.clone());
+        }
+        let made = make()?;
+        *l = Some(made.clone());
+        Ok(made)
+    }
+
+    /// The QP-connection listener, if one was made.
+    pub(crate) fn qp_listener_if_any(&self) -> Option<Arc<dyn QpListener>> {
+        self.qp_listener.lock().clone()
+    }
+
+    /// Takes the QP-connection listener away (the device goes).
+    pub(crate) fn take_qp_listener(&self) -> Option<Arc<dyn QpListener>> {
+        self.qp_listener.lock().take()
     }
 }
 

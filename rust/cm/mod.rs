@@ -6,6 +6,7 @@
 mod endpoint;
 mod mpa_io;
 mod qp_link;
+pub(crate) mod qpconn;
 
 pub(crate) use endpoint::Endpoint;
 
@@ -29,6 +30,9 @@ struct ListenInner {
     sock: Option<Socket>,
     watch: Option<Watch<Listener>>,
     cm_id: Option<CmId>,
+    /// A device's QP-connection listener (`qpconn`): the device whose armed
+    /// QPs its connections are matched to (instead of a cm_id's requests).
+    dev: Option<Arc<Device>>,
     /// Connections in MPA setup: their Request being read, or reported and
     /// awaiting `iw_accept`/`iw_reject`; a free slot is `None`.
     pending: KVec<Option<Arc<Endpoint>>>,
@@ -78,6 +82,18 @@ impl WorkItem for Listener {
 }
 
 impl Listener {
+    /// Takes `sock` (listening) and starts accepting from it.
+    fn listen(self: &Arc<Self>, sock: Socket) {
+        let watch = sock.watch_listen(self.clone());
+        {
+            let mut inner = self.inner.lock();
+            inner.sock = Some(sock);
+            inner.watch = Some(watch);
+        }
+        // Connections that completed before the watch was installed.
+        self.clone().ready();
+    }
+
     /// A connection is waiting (softirq): accept it in process context.
     pub(crate) fn ready(self: Arc<Self>) {
         let _ = cm_queue().enqueue(self);
@@ -92,7 +108,7 @@ impl Listener {
         make: impl FnOnce() -> Result<Arc<Endpoint>>,
     ) -> Result<Option<Arc<Endpoint>>> {
         let mut inner = self.inner.lock();
-        if inner.cm_id.is_none() {
+        if inner.cm_id.is_none() && inner.dev.is_none() {
             return Err(errno::connrefused());
         }
         if inner.n_pending >= max as usize {
@@ -139,13 +155,21 @@ impl Listener {
     /// connection whose Request is still being read reset by its work item.
     /// Waits for none of them; reported requests stay for their cm_ids.
     fn stop(&self) {
-        let (sock, watch, id, pending) = {
+        let (sock, watch, id, dev, pending) = {
             let mut inner = self.inner.lock();
-            (inner.sock.take(), inner.watch.take(), inner.cm_id.take(), {
-                inner.n_pending = 0;
-                core::mem::take(&mut inner.pending)
-            })
+            let dev = inner.dev.take();
+            (
+                inner.sock.take(),
+                inner.watch.take(),
+                inner.cm_id.take(),
+                dev,
+                {
+                    inner.n_pending = 0;
+                    core::mem::take(&mut inner.pending)
+                },
+            )
         };
+        drop(dev);
         if let (Some(sock), Some(watch)) = (&sock, watch) {
             let _ = sock.unwatch(watch);
         }
@@ -168,6 +192,7 @@ pub(crate) fn create_listen(id: &CmIdRef<'_>, backlog: i32) -> Result {
                     sock: None,
                     watch: None,
                     cm_id: Some(id.get()),
+                    dev: None,
                     pending: KVec::new(),
                     n_pending: 0,
                 },
@@ -176,15 +201,8 @@ pub(crate) fn create_listen(id: &CmIdRef<'_>, backlog: i32) -> Result {
         }),
         GFP_KERNEL,
     )?;
-    let watch = sock.watch_listen(l.clone());
-    {
-        let mut inner = l.inner.lock();
-        inner.sock = Some(sock);
-        inner.watch = Some(watch);
-    }
-    id.set_listener(l.clone());
-    // Connections that completed before the watch was installed.
-    l.ready();
+    l.listen(sock);
+    id.set_listener(l);
     Ok(())
 }
 

@@ -3,7 +3,13 @@
 //! `iw_connect`/`iw_accept` names, and starting its FPDU stream with the
 //! parameters the MPA exchange (RFC 5044 §7.1, RFC 6581) negotiated.
 
-use crate::{device::Device, engine, proto::mpa::StreamParams, qp::Qp, stream::Stream};
+use crate::{
+    device::Device,
+    engine,
+    proto::mpa::StreamParams,
+    qp::{Attempt, Qp},
+    stream::Stream,
+};
 use kernel::{prelude::*, sync::Arc};
 
 /// What the engine needs to run a stream besides the stream itself.
@@ -18,8 +24,19 @@ pub(crate) struct Setup {
     pub(crate) mss: u32,
 }
 
-/// The QP a connection runs on.
-pub(crate) struct QpLink(Arc<Qp>);
+/// The QP a connection runs on: found by an iw_cm verb, or armed by
+/// `modify_qp` (`gen`: the arming the connection serves).
+pub(crate) struct QpLink {
+    qp: Arc<Qp>,
+    gen: Option<u32>,
+}
+
+impl QpLink {
+    /// The QP armed (generation `gen`) for a QP connection (`qpconn`).
+    pub(crate) fn armed(qp: Arc<Qp>, gen: u32) -> Self {
+        Self { qp, gen: Some(gen) }
+    }
+}
 
 /// Finds QP `qpn` of `dev` for the caller of `iw_connect`/`iw_accept`:
 /// `EINVAL` if there is none; `EACCES` if it is not the caller's (rdma_cm
@@ -28,19 +45,27 @@ pub(crate) struct QpLink(Arc<Qp>);
 pub(crate) fn lookup(dev: &Device, qpn: u32) -> Result<QpLink> {
     let qp = dev.qp_lookup(qpn).ok_or(EINVAL)?;
     qp.may_bind()?;
-    Ok(QpLink(qp))
+    Ok(QpLink { qp, gen: None })
 }
 
 /// Starts the engine on `qp` over `stream`: binds the connection to the QP
 /// and moves it to RTS with the negotiated ORD/IRD in one step (a QP that
 /// has a connection, is not in INIT/RTR or is being destroyed is refused and
 /// keeps what it had), then installs the stream callbacks and kicks TX.
-pub(crate) fn start(qp: &QpLink, stream: Arc<Stream>, setup: &Setup) -> Result {
+///
+/// An armed QP keeps its state (RTR or RTS, as its consumer set it) and its
+/// rights; its CM attempt, whose work is done, is returned for the caller to
+/// cancel once it holds no endpoint lock.
+pub(crate) fn start(
+    qp: &QpLink,
+    stream: Arc<Stream>,
+    setup: &Setup,
+) -> Result<Option<Arc<dyn Attempt>>> {
     let mut params = engine::Params::new(&setup.params, setup.initiator, setup.mss);
     if crate::ffi::iwcm::params().draft_swap {
         params.dialect = crate::proto::atomic::Dialect::Draft03;
     }
-    let q = &qp.0;
+    let q = &qp.qp;
     let port: Arc<dyn engine::QpPort> = q.clone();
     let res = engine::Resources {
         mems: q.dev().mems().clone(),
@@ -48,7 +73,10 @@ pub(crate) fn start(qp: &QpLink, stream: Arc<Stream>, setup: &Setup) -> Result {
     };
     let conn = engine::Conn::new(port, &res, &stream, params)?;
     let (ord, ird) = conn.ord_ird();
-    q.bind_conn(conn.clone(), ord, ird)?;
+    let attempt = match qp.gen {
+        None => q.bind_conn(conn.clone(), ord, ird).map(|()| None),
+        Some(gen) => q.bind_oob(conn.clone(), ord, ird, gen),
+    }?;
     if let Err(e) = stream.attach(conn.clone()) {
         conn.abandon();
         q.set_error();
@@ -64,5 +92,5 @@ pub(crate) fn start(qp: &QpLink, stream: Arc<Stream>, setup: &Setup) -> Result {
         return Err(EINVAL);
     }
     conn.kick();
-    Ok(())
+    Ok(attempt)
 }

@@ -356,7 +356,14 @@ impl Conn {
     /// Waits until no TX work runs and no stream callback can reach the
     /// engine (process context, may sleep). Implies an abortive close.
     pub(crate) fn quiesce(&self) {
-        self.eng.quiesce();
+        self.eng.quiesce(0);
+    }
+
+    /// [`Conn::quiesce`] after a graceful close: what the SQ handed to the
+    /// stream goes out before the FIN, for up to `ms` (then abortive). For a
+    /// QP destroyed without a disconnect first (no CM to ask for one).
+    pub(crate) fn quiesce_graceful(&self, ms: u32) {
+        self.eng.quiesce(ms);
     }
 }
 
@@ -370,10 +377,9 @@ impl StreamConsumer for Conn {
     }
 
     fn closed(&self, abortive: bool) {
-        let _ = abortive;
         // The CM reports the close to the iw_cm; the QP cannot go on.
         self.eng.set_phase_closed();
-        self.eng.qp.set_error();
+        self.eng.qp.clone().peer_closed(abortive);
     }
 }
 
@@ -519,11 +525,18 @@ impl Engine {
     }
 
     /// `Conn::quiesce`.
-    fn quiesce(self: &Arc<Self>) {
-        self.request_close(true, None);
+    fn quiesce(self: &Arc<Self>, graceful_ms: u32) {
+        let until = kernel::time::Ktime::ktime_get().to_ms() + i64::from(graceful_ms);
+        let mut abortive = graceful_ms == 0;
+        self.request_close(abortive, None);
         self.kick();
         let mut g = self.idle.lock();
         loop {
+            if !abortive && kernel::time::Ktime::ktime_get().to_ms() >= until {
+                abortive = true;
+                self.request_close(true, None);
+                self.kick();
+            }
             let closed = matches!(self.shared.lock().phase, Phase::Closed);
             if closed {
                 self.stopped.store(true, Ordering::SeqCst);

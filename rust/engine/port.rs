@@ -10,6 +10,7 @@ use crate::{
     mem::Access,
     wr::{RecvWqe, SendWqe},
 };
+use kernel::sync::Arc;
 
 /// The QP side of a connection (`qp::Qp` implements it).
 pub(crate) trait QpPort: Send + Sync {
@@ -49,6 +50,10 @@ pub(crate) trait QpPort: Send + Sync {
     );
     /// The QP goes to ERROR: the engine's WQEs and the posted ones flush.
     fn set_error(&self);
+    /// The stream closed under the QP (softirq): the peer's FIN, or an
+    /// RST or error if `abortive`. The QP goes to ERROR, at once or (a
+    /// stream from `modify_qp` closed in order) a little later.
+    fn peer_closed(self: Arc<Self>, abortive: bool);
     /// An asynchronous event for the consumer.
     fn event(&self, ev: QpEvent);
     /// May the peer do what needs `need` of the QP's remote rights?

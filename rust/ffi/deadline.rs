@@ -9,6 +9,8 @@ use kernel::{ffi::c_void, prelude::*, sync::Arc, types::ForeignOwnable};
 
 /// What a deadline hands itself to when it passes.
 pub(crate) trait Expire: Send + Sync + 'static {
+    /// Which type it is, for the timer's one callback (distinct per type).
+    const KIND: u32;
     /// The deadline passed (softirq; must not sleep).
     fn deadline_passed(self: Arc<Self>);
 }
@@ -39,7 +41,7 @@ impl<T: Expire> Deadline<T> {
     /// An unarmed deadline.
     pub(crate) fn new() -> Result<Self> {
         // SAFETY: no preconditions; null on allocation failure.
-        let p = unsafe { bindings::rsiw_shim_deadline_new() };
+        let p = unsafe { bindings::rsiw_shim_deadline_new(T::KIND) };
         // INVARIANT: a fresh, unarmed deadline.
         NonNull::new(p)
             .map(|ptr| Self {
@@ -56,6 +58,16 @@ impl<T: Expire> Deadline<T> {
         self.cancel();
         let ctx = ep.into_foreign();
         // SAFETY: `self` is live and, after `cancel`, not armed: the timer
+        // takes over the reference `ctx` stands for.
+        unsafe { bindings::rsiw_shim_deadline_arm(self.ptr.as_ptr(), ctx, ms) };
+    }
+
+    /// Fires `ms` from now with `owner`, for a deadline the caller knows is
+    /// not armed (armed once, see the caller's flag). Any context: unlike
+    /// [`Deadline::arm`] it does not wait for a running expiry.
+    pub(crate) fn arm_unarmed(&self, owner: Arc<T>, ms: u32) {
+        let ctx = owner.into_foreign();
+        // SAFETY: `self` is live and, per the caller, not armed: the timer
         // takes over the reference `ctx` stands for.
         unsafe { bindings::rsiw_shim_deadline_arm(self.ptr.as_ptr(), ctx, ms) };
     }

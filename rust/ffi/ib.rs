@@ -82,7 +82,13 @@ impl<T: Send + Sync + 'static> NewDevice<T> {
     pub(crate) fn set_netdev(&self, netdev: &NetDevice) -> Result {
         // SAFETY: `ptr` is a live unregistered device per the type
         // invariant; `netdev` is a live net_device.
-        to_result(unsafe { bindings::ib_device_set_netdev(self.ptr.as_ptr(), netdev.as_ptr(), 1) })
+        to_result(unsafe {
+            bindings::ib_device_set_netdev(self.ptr.as_ptr(), netdev.as_ptr(), 1)
+        })?;
+        // SAFETY: as above; the parent (the netdev's device) is referenced by
+        // the device core at registration.
+        unsafe { bindings::rsiw_shim_device_set_parent(self.ptr.as_ptr(), netdev.as_ptr()) };
+        Ok(())
     }
 
     /// Registers the device under `name`. On failure it is deallocated.

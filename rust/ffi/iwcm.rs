@@ -302,6 +302,10 @@ pub(crate) struct CmParams {
     pub(crate) draft_swap: bool,
     /// Offer and use FPDUs longer than the EMSS with a peer that offers them.
     pub(crate) large_fpdu: bool,
+    /// TCP port of the devices' QP-connection listeners (0: none).
+    pub(crate) qp_port: u16,
+    /// Limit from a QP's RTR/RTS to its stream, in ms (at least 100).
+    pub(crate) qp_timeout_ms: u32,
 }
 
 /// The current module parameters.
@@ -317,5 +321,7 @@ pub(crate) fn params() -> CmParams {
         max_pending: p.max_pending,
         draft_swap: p.draft_swap,
         large_fpdu: p.large_fpdu,
+        qp_port: u16::try_from(p.qp_port).unwrap_or(0),
+        qp_timeout_ms: p.qp_timeout_ms,
     }
 }

@@ -3,6 +3,7 @@
 //! the RDMA core objects; the only place in the module that holds `unsafe`.
 
 pub(crate) mod attr;
+pub(crate) mod av;
 pub(crate) mod bindings;
 pub(crate) mod cq;
 pub(crate) mod crc;

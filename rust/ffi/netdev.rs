@@ -60,6 +60,16 @@ impl NetDevice {
         unsafe { bindings::rsiw_shim_netdev_mtu(self.ptr.as_ptr()) }
     }
 
+    /// The device's IP addresses (IPv4 mapped into IPv6, then IPv6) into
+    /// `out`; returns how many were written.
+    pub(crate) fn ips(&self, out: &mut [[u8; 16]]) -> usize {
+        let max = u32::try_from(out.len()).unwrap_or(u32::MAX);
+        // SAFETY: the type invariant keeps the net_device allocated; `out` is
+        // writable for `max` addresses.
+        let n = unsafe { bindings::rsiw_shim_netdev_ips(self.ptr.as_ptr(), out.as_mut_ptr(), max) };
+        (n as usize).min(out.len())
+    }
+
     /// The Ethernet address, if the device has a full one.
     pub(crate) fn hw_addr(&self) -> Option<[u8; ETH_ALEN]> {
         let mut mac = [0u8; ETH_ALEN];

@@ -6,7 +6,10 @@
  * INIT_RDMA_OBJ_SIZE(), dev_hold(), netif_running(), ...).
  */
 #include <linux/etherdevice.h>
+#include <linux/inetdevice.h>
 #include <linux/module.h>
+#include <net/addrconf.h>
+#include <net/if_inet6.h>
 #include "shim.h"
 
 /* The Rust registry; set once in rsiw_shim_init() before any table is live. */
@@ -80,6 +83,91 @@ static struct notifier_block rsiw_netdev_nb = {
 	.notifier_call = rsiw_netdev_event,
 };
 
+/*
+ * An address of @ndev came or went: the GIDs past index 0 are its addresses
+ * (rsiw_shim_netdev_ips), so the core re-reads the table. Any context (the
+ * IPv6 chain is atomic): the device lookup is RCU, the event queued.
+ */
+static void rsiw_addr_changed(struct net_device *ndev)
+{
+	struct ib_device *ibdev;
+
+	ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN);
+	if (!ibdev)
+		return;
+	if (ibdev->ops.dealloc_driver == rsiw_dealloc_driver)
+		rsiw_shim_port_event(ibdev, 1, IB_EVENT_GID_CHANGE);
+	ib_device_put(ibdev);
+}
+
+static int rsiw_inetaddr_event(struct notifier_block *nb, unsigned long event,
+			       void *arg)
+{
+	rsiw_addr_changed(((struct in_ifaddr *)arg)->ifa_dev->dev);
+	return NOTIFY_DONE;
+}
+
+static int rsiw_inet6addr_event(struct notifier_block *nb, unsigned long event,
+				void *arg)
+{
+	rsiw_addr_changed(((struct inet6_ifaddr *)arg)->idev->dev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block rsiw_inetaddr_nb = {
+	.notifier_call = rsiw_inetaddr_event,
+};
+
+static struct notifier_block rsiw_inet6addr_nb = {
+	.notifier_call = rsiw_inet6addr_event,
+};
+
+unsigned int rsiw_shim_netdev_ips(struct net_device *ndev, u8 (*out)[16],
+				  unsigned int max)
+{
+	const struct in_ifaddr *ifa;
+	struct in_device *in_dev;
+	unsigned int n = 0;
+
+	rcu_read_lock();
+	in_dev = __in_dev_get_rcu(ndev);
+	if (in_dev) {
+		in_dev_for_each_ifa_rcu(ifa, in_dev) {
+			struct in6_addr a;
+
+			if (n >= max)
+				break;
+			ipv6_addr_set_v4mapped(ifa->ifa_local, &a);
+			memcpy(out[n++], &a, 16);
+		}
+	}
+#if IS_ENABLED(CONFIG_IPV6)
+	{
+		struct inet6_dev *idev = __in6_dev_get(ndev);
+		struct inet6_ifaddr *ifp;
+
+		if (idev) {
+			read_lock_bh(&idev->lock);
+			list_for_each_entry(ifp, &idev->addr_list, if_list) {
+				if (n >= max)
+					break;
+				memcpy(out[n++], &ifp->addr, 16);
+			}
+			read_unlock_bh(&idev->lock);
+		}
+	}
+#endif
+	rcu_read_unlock();
+	return n;
+}
+
+void rsiw_shim_device_set_parent(struct ib_device *ibdev,
+				 struct net_device *ndev)
+{
+	/* As siw: sysfs device/net/ then names the netdev (tools look there). */
+	ibdev->dev.parent = ndev->dev.parent;
+}
+
 int rsiw_shim_init(const void *ctx, u32 uverbs_abi_ver)
 {
 	int rv;
@@ -95,6 +183,8 @@ int rsiw_shim_init(const void *ctx, u32 uverbs_abi_ver)
 		rsiw_shim_cm_exit();
 		return rv;
 	}
+	register_inetaddr_notifier(&rsiw_inetaddr_nb);
+	register_inet6addr_notifier(&rsiw_inet6addr_nb);
 	rdma_link_register(&rsiw_link_ops);
 	return 0;
 }
@@ -103,6 +193,8 @@ void rsiw_shim_exit(void)
 {
 	/* Waits for a running newlink (link_ops_rwsem) before returning. */
 	rdma_link_unregister(&rsiw_link_ops);
+	unregister_inet6addr_notifier(&rsiw_inet6addr_nb);
+	unregister_inetaddr_notifier(&rsiw_inetaddr_nb);
 	unregister_netdevice_notifier(&rsiw_netdev_nb);
 	rsiw_shim_umem_release_flush();
 }

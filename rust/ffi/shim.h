@@ -82,6 +82,10 @@ unsigned int rsiw_shim_netdev_mtu(const struct net_device *ndev);
 unsigned int rsiw_shim_netdev_addr(const struct net_device *ndev, u8 *mac,
 				   unsigned int len);
 void rsiw_shim_random_mac(u8 *mac);
+unsigned int rsiw_shim_netdev_ips(struct net_device *ndev, u8 (*out)[16],
+				  unsigned int max);
+void rsiw_shim_device_set_parent(struct ib_device *ibdev,
+				 struct net_device *ndev);
 
 /* --- Rust callbacks (rust/ffi/callbacks.rs); ctx is the Rust registry --- */
 int rsiw_rust_newlink(const void *ctx, const char *ibdev_name,

@@ -41,6 +41,14 @@ static bool draft_swap;
 module_param(draft_swap, bool, 0644);
 MODULE_PARM_DESC(draft_swap, "Also execute the Atomic Swap of draft-ietf-storm-rdma-ext-03 (AOpCode 0x1) as responder; RFC 7306 dropped it, so by default it is an unsupported AOpCode and ends the stream with a Terminate. Applies to connections established afterwards");
 
+static unsigned int qp_conn_port = 4792;
+module_param(qp_conn_port, uint, 0444);
+MODULE_PARM_DESC(qp_conn_port, "TCP port of each device's listener for QPs connected from modify_qp (an address vector and a destination QP number at RTR, as ibv_rc_pingpong and perftest without -R do); 0: no listener, such QPs refuse RTR");
+
+static unsigned int qp_conn_timeout_ms = 20000;
+module_param(qp_conn_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(qp_conn_timeout_ms, "Limit from a QP's RTR to its stream being up (either side); then the QP goes to ERROR with an async event");
+
 void rsiw_shim_cm_params(struct rsiw_cm_params *p)
 {
 	p->crc = READ_ONCE(mpa_crc);
@@ -50,6 +58,8 @@ void rsiw_shim_cm_params(struct rsiw_cm_params *p)
 	p->max_pending = max(READ_ONCE(mpa_max_pending), 1U);
 	p->draft_swap = READ_ONCE(draft_swap);
 	p->large_fpdu = READ_ONCE(mpa_large_fpdu);
+	p->qp_port = min(READ_ONCE(qp_conn_port), 65535U);
+	p->qp_timeout_ms = max(READ_ONCE(qp_conn_timeout_ms), 100U);
 }
 
 /* A line about a refused peer, with its address; rate-limited per class (10
@@ -239,6 +249,143 @@ int rsiw_shim_sock_connect_start(struct iw_cm_id *id, struct socket **out)
 err:
 	sock_release(s);
 	return rv;
+}
+
+/* @a as a socket address: IPv4-mapped addresses become AF_INET. */
+static int rsiw_inaddr_to_sa(const struct rsiw_inaddr *a,
+			     struct sockaddr_storage *ss)
+{
+	const struct in6_addr *in6 = (const struct in6_addr *)a->addr;
+
+	memset(ss, 0, sizeof(*ss));
+	if (ipv6_addr_v4mapped(in6)) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(a->port);
+		sin->sin_addr.s_addr = in6->s6_addr32[3];
+		return sizeof(*sin);
+	}
+	if (!IS_ENABLED(CONFIG_IPV6))
+		return -EAFNOSUPPORT;
+	{
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(a->port);
+		sin6->sin6_addr = *in6;
+		sin6->sin6_scope_id = a->scope_id;
+		return sizeof(*sin6);
+	}
+}
+
+static void rsiw_sa_to_inaddr(const struct sockaddr_storage *ss,
+			      struct rsiw_inaddr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+		struct in6_addr in6;
+
+		ipv6_addr_set_v4mapped(sin->sin_addr.s_addr, &in6);
+		memcpy(a->addr, &in6, 16);
+		a->port = ntohs(sin->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+
+		memcpy(a->addr, &sin6->sin6_addr, 16);
+		a->port = ntohs(sin6->sin6_port);
+		a->scope_id = sin6->sin6_scope_id;
+	}
+}
+
+/* A listener on @port of every address of @ndev: IPv6 with IPv4 mapped in
+ * (one socket for both) where IPv6 exists, else IPv4.
+ */
+int rsiw_shim_sock_listen_dev(struct net_device *ndev, u16 port,
+			      struct socket **out)
+{
+	struct sockaddr_storage ss = {};
+	struct socket *s;
+	int len, rv;
+
+	if (IS_ENABLED(CONFIG_IPV6)) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		len = sizeof(*sin6);
+		rv = rsiw_sock_new(&ss, &s);
+		if (!rv)
+			s->sk->sk_ipv6only = false;
+	} else {
+		rv = -EAFNOSUPPORT;
+	}
+	if (rv) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		memset(&ss, 0, sizeof(ss));
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		len = sizeof(*sin);
+		rv = rsiw_sock_new(&ss, &s);
+		if (rv)
+			return rv;
+	}
+	s->sk->sk_bound_dev_if = ndev->ifindex;
+	rv = kernel_bind(s, (struct sockaddr *)&ss, len);
+	if (rv)
+		goto err;
+	rv = kernel_listen(s, 128);
+	if (rv)
+		goto err;
+	*out = s;
+	return 0;
+err:
+	sock_release(s);
+	return rv;
+}
+
+int rsiw_shim_sock_connect_addr(const struct rsiw_inaddr *local,
+				const struct rsiw_inaddr *remote,
+				struct socket **out)
+{
+	struct sockaddr_storage l, r;
+	int llen = rsiw_inaddr_to_sa(local, &l);
+	int rlen = rsiw_inaddr_to_sa(remote, &r);
+	struct socket *s;
+	int rv;
+
+	if (llen < 0 || rlen < 0)
+		return -EAFNOSUPPORT;
+	if (l.ss_family != r.ss_family)
+		return -EINVAL;
+	rv = rsiw_sock_new(&r, &s);
+	if (rv)
+		return rv;
+	rv = kernel_bind(s, (struct sockaddr *)&l, llen);
+	if (rv)
+		goto err;
+	tcp_sock_set_nodelay(s->sk);
+	rv = kernel_connect(s, (struct sockaddr *)&r, rlen, O_NONBLOCK);
+	if (rv && rv != -EINPROGRESS)
+		goto err;
+	*out = s;
+	return 0;
+err:
+	sock_release(s);
+	return rv;
+}
+
+int rsiw_shim_sock_peer(struct socket *s, struct rsiw_inaddr *out)
+{
+	struct sockaddr_storage peer = {};
+	int rv = kernel_getpeername(s, (struct sockaddr *)&peer);
+
+	if (rv < 0)
+		return rv;
+	rsiw_sa_to_inaddr(&peer, out);
+	return 0;
 }
 
 int rsiw_shim_sock_connected(struct socket *s)
@@ -532,6 +679,8 @@ int rsiw_shim_iw_event(struct iw_cm_id *id, enum iw_cm_event_type type,
 struct rsiw_deadline {
 	struct timer_list timer;
 	const void *ctx;
+	/* Whose it is (the Rust side's `Expire::KIND`). */
+	unsigned int kind;
 	struct list_head node;
 };
 
@@ -543,15 +692,16 @@ static void rsiw_deadline_fire(struct timer_list *t)
 {
 	struct rsiw_deadline *d = from_timer(d, t, timer);
 
-	rsiw_rust_deadline_fired(d->ctx);
+	rsiw_rust_deadline_fired(d->kind, d->ctx);
 }
 
-struct rsiw_deadline *rsiw_shim_deadline_new(void)
+struct rsiw_deadline *rsiw_shim_deadline_new(unsigned int kind)
 {
 	struct rsiw_deadline *d = kzalloc(sizeof(*d), GFP_KERNEL);
 
 	if (!d)
 		return NULL;
+	d->kind = kind;
 	timer_setup(&d->timer, rsiw_deadline_fire, 0);
 	spin_lock_bh(&rsiw_deadlines_lock);
 	list_add(&d->node, &rsiw_deadlines);

@@ -34,6 +34,18 @@ struct rsiw_cm_params {
 	unsigned int max_pending;
 	bool draft_swap;
 	bool large_fpdu;
+	/* QP connections from modify_qp: the listener's port (0: off), the
+	 * limit on a connection from RTR/RTS to the stream.
+	 */
+	unsigned int qp_port;
+	unsigned int qp_timeout_ms;
+};
+
+/* An IP address (IPv4 mapped into IPv6, as in a GID) and TCP port. */
+struct rsiw_inaddr {
+	u8 addr[16];
+	u16 port;
+	u32 scope_id;
 };
 
 /* A handshake deadline (timer and context), allocated by the shim. */
@@ -49,7 +61,7 @@ struct workqueue_struct *rsiw_shim_cm_wq(void);
 void rsiw_shim_cm_params(struct rsiw_cm_params *p);
 
 /* --- handshake deadlines (rust/ffi/deadline.rs) --- */
-struct rsiw_deadline *rsiw_shim_deadline_new(void);
+struct rsiw_deadline *rsiw_shim_deadline_new(unsigned int kind);
 void rsiw_shim_deadline_arm(struct rsiw_deadline *d, const void *ctx,
 			    unsigned int ms);
 bool rsiw_shim_deadline_cancel(struct rsiw_deadline *d, const void **ctx);
@@ -63,9 +75,15 @@ int rsiw_shim_sock_accept(struct socket *lsock,
 			  struct socket **out);
 int rsiw_shim_sock_connect_start(struct iw_cm_id *id, struct socket **out);
 int rsiw_shim_sock_connected(struct socket *s);
+int rsiw_shim_sock_listen_dev(struct net_device *ndev, u16 port,
+			      struct socket **out);
+int rsiw_shim_sock_connect_addr(const struct rsiw_inaddr *local,
+				const struct rsiw_inaddr *remote,
+				struct socket **out);
+int rsiw_shim_sock_peer(struct socket *s, struct rsiw_inaddr *out);
 bool rsiw_shim_sock_readable(struct socket *s);
 /* Classes of lines about peers, each rate-limited on its own. */
-#define RSIW_WARN_CLASSES 4
+#define RSIW_WARN_CLASSES 5
 void rsiw_shim_sock_warn(struct socket *s, unsigned int class, const char *msg);
 void rsiw_shim_sock_set_timeout(struct socket *s, unsigned int ms);
 int rsiw_shim_sock_send(struct socket *s, const struct rsiw_buf *bufs,
@@ -104,7 +122,7 @@ size_t rsiw_rust_stream_rx(const void *ctx, const u8 *data, size_t len);
 void rsiw_rust_stream_write_space(const void *ctx);
 void rsiw_rust_stream_closed(const void *ctx, bool abortive);
 void rsiw_rust_handshake_event(const void *ctx);
-void rsiw_rust_deadline_fired(const void *ctx);
+void rsiw_rust_deadline_fired(unsigned int kind, const void *ctx);
 int rsiw_rust_iw_connect(struct iw_cm_id *id,
 			 struct iw_cm_conn_param *param);
 int rsiw_rust_iw_accept(struct iw_cm_id *id,

@@ -297,3 +297,52 @@ bool rsiw_shim_caller_is_privileged(void)
 {
 	return (current->flags & PF_KTHREAD) || capable(CAP_NET_ADMIN);
 }
+
+void rsiw_shim_qp_av_get(const struct ib_qp_attr *attr, struct rsiw_av *av)
+{
+	const struct rdma_ah_attr *ah = &attr->ah_attr;
+	const struct ib_global_route *grh = &ah->grh;
+
+	memset(av, 0, sizeof(*av));
+	av->global = !!(ah->ah_flags & IB_AH_GRH);
+	av->sl = ah->sl;
+	av->static_rate = ah->static_rate;
+	av->port_num = ah->port_num;
+	if (!av->global)
+		return;
+	memcpy(av->dgid, grh->dgid.raw, 16);
+	av->flow_label = grh->flow_label;
+	av->sgid_index = grh->sgid_index;
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	/* rdma_fill_sgid_attr() resolved sgid_index in the port's GID cache. */
+	if (grh->sgid_attr) {
+		struct net_device *ndev;
+
+		memcpy(av->sgid, grh->sgid_attr->gid.raw, 16);
+		av->has_sgid = true;
+		rcu_read_lock();
+		ndev = rcu_dereference(grh->sgid_attr->ndev);
+		av->sgid_ifindex = ndev ? ndev->ifindex : 0;
+		rcu_read_unlock();
+	}
+}
+
+void rsiw_shim_qp_av_set(struct ib_qp *qp, struct ib_qp_attr *attr,
+			 const struct rsiw_av *av)
+{
+	struct rdma_ah_attr *ah = &attr->ah_attr;
+
+	memset(ah, 0, sizeof(*ah));
+	ah->type = rdma_ah_find_type(qp->device, av->port_num ? av->port_num : 1);
+	rdma_ah_set_sl(ah, av->sl);
+	rdma_ah_set_static_rate(ah, av->static_rate);
+	rdma_ah_set_port_num(ah, av->port_num);
+	if (av->global) {
+		union ib_gid dgid;
+
+		memcpy(dgid.raw, av->dgid, 16);
+		rdma_ah_set_grh(ah, &dgid, av->flow_label, av->sgid_index,
+				av->hop_limit, av->traffic_class);
+	}
+}

@@ -79,6 +79,27 @@ int rsiw_shim_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg,
 void rsiw_shim_cq_comp(struct ib_cq *cq);
 void rsiw_shim_cq_event(struct ib_cq *cq, enum ib_event_type type);
 void rsiw_shim_qp_event(struct ib_qp *qp, enum ib_event_type type);
+
+/* The address vector of a modify_qp/query_qp (IB_QP_AV): the GRH and the
+ * source GID the core looked up for sgid_index.
+ */
+struct rsiw_av {
+	bool global;
+	u8 dgid[16];
+	u8 sgid[16];
+	bool has_sgid;
+	u32 flow_label;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 sl;
+	u8 static_rate;
+	u8 port_num;
+	u32 sgid_ifindex;
+};
+void rsiw_shim_qp_av_get(const struct ib_qp_attr *attr, struct rsiw_av *av);
+void rsiw_shim_qp_av_set(struct ib_qp *qp, struct ib_qp_attr *attr,
+			 const struct rsiw_av *av);
 void rsiw_shim_srq_event(struct ib_srq *srq, enum ib_event_type type);
 struct ib_udata *rsiw_shim_attrs_udata(struct uverbs_attr_bundle *attrs);
 

@@ -3,7 +3,7 @@
 //! FPDU stream): listen, accept, connect, send, receive, shutdown, and the
 //! socket callbacks that report received bytes, write space and closes.
 
-use super::{bindings, iwcm::CmIdRef};
+use super::{bindings, iwcm::CmIdRef, netdev::NetDevice};
 use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{error::to_result, ffi::c_void, prelude::*, sync::Arc, types::ForeignOwnable};
 
@@ -47,6 +47,28 @@ pub(crate) const WARN_CLASSES: u32 = bindings::RSIW_WARN_CLASSES;
 
 /// The most buffers one [`Socket::send`] takes.
 pub(crate) const MAX_SEND_BUFS: usize = bindings::RSIW_SEND_MAX_BUFS as usize;
+
+/// An IP address (IPv4 mapped into IPv6, as in a GID) with a TCP port and,
+/// for a link-local IPv6 address, its interface.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct InAddr {
+    /// The address: `::ffff:a.b.c.d` for IPv4.
+    pub(crate) ip: [u8; 16],
+    /// TCP port.
+    pub(crate) port: u16,
+    /// IPv6 scope (interface index), 0 if none.
+    pub(crate) scope: u32,
+}
+
+impl InAddr {
+    fn raw(&self) -> bindings::rsiw_inaddr {
+        bindings::rsiw_inaddr {
+            addr: self.ip,
+            port: self.port,
+            scope_id: self.scope,
+        }
+    }
+}
 
 /// An owned kernel TCP socket, released on drop.
 ///
@@ -98,6 +120,38 @@ impl Socket {
         // SAFETY: `id` is a live cm_id; `raw` is writable.
         let rv = unsafe { bindings::rsiw_shim_sock_connect_start(id.as_ptr(), &mut raw) };
         Self::from_out(rv, raw)
+    }
+
+    /// A socket listening on `port` of every address of `netdev` (IPv6 with
+    /// IPv4 mapped in where the kernel has IPv6).
+    pub(crate) fn listen_dev(netdev: &NetDevice, port: u16) -> Result<Self> {
+        let mut raw = core::ptr::null_mut();
+        // SAFETY: `netdev` is a live net_device (its type invariant); `raw`
+        // is writable.
+        let rv = unsafe { bindings::rsiw_shim_sock_listen_dev(netdev.as_ptr(), port, &mut raw) };
+        Self::from_out(rv, raw)
+    }
+
+    /// Starts a TCP connection from `local` (port 0: any) to `remote`
+    /// without waiting, as [`Socket::connect_start`].
+    pub(crate) fn connect_addr(local: &InAddr, remote: &InAddr) -> Result<Self> {
+        let mut raw = core::ptr::null_mut();
+        let (l, r) = (local.raw(), remote.raw());
+        // SAFETY: `l`, `r` are readable; `raw` is writable.
+        let rv = unsafe { bindings::rsiw_shim_sock_connect_addr(&l, &r, &mut raw) };
+        Self::from_out(rv, raw)
+    }
+
+    /// The connected peer's address.
+    pub(crate) fn peer(&self) -> Result<InAddr> {
+        let mut a = bindings::rsiw_inaddr::default();
+        // SAFETY: `self` is live; `a` is writable.
+        to_result(unsafe { bindings::rsiw_shim_sock_peer(self.ptr.as_ptr(), &mut a) })?;
+        Ok(InAddr {
+            ip: a.addr,
+            port: a.port,
+            scope: a.scope_id,
+        })
     }
 
     /// A started connection: `Ok(true)` once connected, `Ok(false)` while in

@@ -4,6 +4,7 @@
 //! on ERROR, and async events.
 
 mod conn;
+mod oob;
 mod port;
 mod rq;
 mod sq;
@@ -12,12 +13,17 @@ use crate::{
     cq::{Cq, Cqe, WcFlags, WcStatus},
     device::Device,
     engine::Conn,
-    ffi::{lock::IrqSpinLock, owner::Owner, qp::IbQpRef},
+    ffi::{
+        deadline::{Deadline, Expire},
+        lock::IrqSpinLock,
+        owner::Owner,
+        qp::IbQpRef,
+    },
     mem::Access,
     srq::{RecvQueue, RecvRing, Srq, UserRecv},
     uqueue::{UserRq, UserSq},
 };
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     new_condvar,
     prelude::*,
@@ -26,6 +32,7 @@ use kernel::{
 
 pub(crate) use crate::ffi::qp::QpEvent;
 use crate::wr::{SendOp, SendWqe, MAX_INLINE, MAX_SGE};
+pub(crate) use oob::{Attempt, Claim, Job, PathAttrs, PathMod};
 use rq::bad_recv;
 use sq::{Next, SendQueue};
 
@@ -120,7 +127,23 @@ pub(crate) struct QpModify {
     pub(crate) ord: Option<u32>,
     /// `IB_QP_MAX_DEST_RD_ATOMIC` (IRD).
     pub(crate) ird: Option<u32>,
+    /// The IB path attributes (AV, destination QP, PSNs, …).
+    pub(crate) path: PathMod,
 }
+
+/// How long `destroy_qp` lets a stream from `modify_qp` send what its SQ
+/// handed over before the FIN (then it resets the stream).
+const DESTROY_LINGER_MS: u32 = 2000;
+
+/// How long a QP connected from `modify_qp` stays as it is after its peer
+/// closed the stream in order, before it goes to ERROR and flushes. An IB
+/// QP never hears of its peer's QP going away (it finds out when it next
+/// sends), and consumers such as `ibv_rc_pingpong` destroy their QP as soon
+/// as their own last completion came, while the peer's last completions
+/// (its last Receive, or a Send whose pages TCP still holds) are on their
+/// way: flushed at once, the peer's other WQEs would complete in error in
+/// the same poll.
+const PEER_CLOSE_GRACE_MS: u32 = 1000;
 
 /// The fields [`Qp::inner`] protects.
 struct Inner {
@@ -131,6 +154,12 @@ struct Inner {
     conn: Option<Arc<Conn>>,
     /// `destroy_qp` started: no connection may be bound any more.
     destroying: bool,
+    /// What `modify_qp` set of the IB path (`query_qp`).
+    path: PathAttrs,
+    /// Armed for a QP connection from `modify_qp` (`oob.rs`).
+    oob: Option<oob::Oob>,
+    /// Generation of the arming; each arming and disarming moves it on.
+    oob_gen: u32,
 }
 
 /// The provider's rings of a user QP, made once the sizes are granted.
@@ -154,6 +183,15 @@ pub(crate) struct Qp {
     owner: Owner,
     /// `IB_ACCESS_REMOTE_*` rights the consumer enabled (`modify_qp`).
     access: AtomicU32,
+    /// The stream came from the iw_cm (rdma_cm), not from `modify_qp`: the
+    /// iw_cm's rule for remote atomics applies (`remote_allowed`).
+    iwcm_stream: AtomicBool,
+    /// Moves the QP to ERROR [`PEER_CLOSE_GRACE_MS`] after its peer closed
+    /// a stream from `modify_qp` in order; armed at most once per stream
+    /// (`peer_gone_armed`), cancelled by RESET and `destroy_qp` once the
+    /// stream is quiesced.
+    peer_gone: Deadline<Qp>,
+    peer_gone_armed: AtomicBool,
     /// State and send queue: taken in any context (post_send, engine TX
     /// work, RX in softirq for state checks); never held across a CQ push
     /// or an engine call.
@@ -255,6 +293,7 @@ impl Qp {
             ),
         };
         let caps = *caps;
+        let peer_gone = Deadline::new()?;
         Arc::pin_init(
             pin_init!(Self {
                 dev: dev.clone(),
@@ -268,14 +307,22 @@ impl Qp {
                 caps,
                 owner: init.owner,
                 access: AtomicU32::new(0),
+                iwcm_stream: AtomicBool::new(true),
+                peer_gone,
+                peer_gone_armed: AtomicBool::new(false),
+                // An RNIC's QP starts in INIT (as siw's; what pyverbs and
+                // iWARP consumers expect): receives may be posted at once.
                 inner <- crate::new_irq_spinlock!(
                     Inner {
-                        state: QpState::Reset,
+                        state: QpState::Init,
                         ord: 0,
                         ird: 0,
                         sq,
                         conn: None,
                         destroying: false,
+                        path: PathAttrs::default(),
+                        oob: None,
+                        oob_gen: 0,
                     },
                     "rsiw_qp"
                 ),
@@ -336,6 +383,7 @@ impl Qp {
     /// remote reads.
     pub(crate) fn remote_allowed(&self, need: Access, via_iwcm: bool) -> bool {
         let have = Access(self.access.load(Ordering::Relaxed));
+        let via_iwcm = via_iwcm && self.iwcm_stream.load(Ordering::Relaxed);
         if need == Access::REMOTE_ATOMIC && via_iwcm {
             return have.contains(Access::REMOTE_ATOMIC) || have.contains(Access::REMOTE_READ);
         }
@@ -354,15 +402,18 @@ impl Qp {
 
     /// `modify_qp` (process context; may sleep when leaving a connection).
     pub(crate) fn modify(&self, m: &QpModify) -> Result {
-        let (conn, to) = {
+        let (conn, to, from, attempt) = {
             let mut inner = self.inner.lock();
             if let Some(cur) = m.cur_state {
                 if cur != inner.state {
                     return Err(EINVAL);
                 }
             }
-            let to = m.state.unwrap_or(inner.state);
-            check_transition(inner.state, to, inner.conn.is_some())?;
+            let from = inner.state;
+            let to = m.state.unwrap_or(from);
+            let target = self.arming(&inner, from, to, &m.path)?;
+            let armed = inner.oob.is_some() || target.is_some();
+            check_transition(from, to, inner.conn.is_some() || armed)?;
             if m.ord.is_some_and(|v| v > MAX_RD_ATOMIC) || m.ird.is_some_and(|v| v > MAX_RD_ATOMIC)
             {
                 return Err(EINVAL);
@@ -376,15 +427,23 @@ impl Qp {
             if let Some(v) = m.ird {
                 inner.ird = v;
             }
-            let from = inner.state;
+            self.path_apply(&mut inner, &m.path, target);
+            let attempt = match to {
+                QpState::Reset | QpState::Error => Self::disarm(&mut inner),
+                _ => None,
+            };
             if to == QpState::Reset {
                 inner.sq.clear();
             }
             if to != QpState::Error {
                 inner.state = to;
             }
-            (if from != to { inner.conn.clone() } else { None }, to)
+            (inner.conn.clone(), to, from, attempt)
         };
+        if let Some(a) = attempt {
+            a.cancel();
+        }
+        let conn = if from != to { conn } else { None };
         match to {
             QpState::Error => {
                 if let Some(c) = &conn {
@@ -403,7 +462,15 @@ impl Qp {
                     c.quiesce();
                     self.unbind_conn(&c);
                 }
+                self.peer_gone_cancel();
                 self.rq_reset();
+            }
+            // A stream bound at RTR (a QP connection from `modify_qp`)
+            // sends what is posted from RTS on.
+            QpState::Rts => {
+                if let Some(c) = conn {
+                    c.kick();
+                }
             }
             _ => {}
         }
@@ -573,6 +640,24 @@ impl Qp {
         self.push_send_cqe(wr_id, op, WcStatus::WrFlushErr, 0);
     }
 
+    /// The stream closed under the QP (`engine::QpPort::peer_closed`, softirq).
+    fn peer_closed(self: &Arc<Self>, abortive: bool) {
+        if abortive || self.iwcm_stream.load(Ordering::Relaxed) {
+            return self.set_error();
+        }
+        if !self.peer_gone_armed.swap(true, Ordering::AcqRel) {
+            self.peer_gone
+                .arm_unarmed(self.clone(), PEER_CLOSE_GRACE_MS);
+        }
+    }
+
+    /// Stops a pending [`PEER_CLOSE_GRACE_MS`] (process context; the stream
+    /// is quiesced, so nothing arms it again meanwhile).
+    fn peer_gone_cancel(&self) {
+        self.peer_gone.cancel();
+        self.peer_gone_armed.store(false, Ordering::Release);
+    }
+
     /// Moves the QP to ERROR: the engine flushes the WQEs it owns
     /// (`Conn::flush`), then every posted WQE completes with
     /// `IB_WC_WR_FLUSH_ERR`. Any context; never called with rsiw locks held.
@@ -644,15 +729,27 @@ impl Qp {
     pub(crate) fn destroy(&self) {
         // From here no connection can be bound; the one there is, is ours
         // to stop.
-        let conn = {
+        let (conn, attempt) = {
             let mut inner = self.inner.lock();
             inner.destroying = true;
-            inner.conn.clone()
+            (inner.conn.clone(), Self::disarm(&mut inner))
         };
-        if let Some(c) = &conn {
-            c.close(true);
-            c.quiesce();
+        // After this the CM's attempt no longer touches the QP.
+        if let Some(a) = attempt {
+            a.cancel();
         }
+        if let Some(c) = &conn {
+            if self.iwcm_stream.load(Ordering::Relaxed) {
+                c.close(true);
+                c.quiesce();
+            } else {
+                // No CM disconnects a stream from `modify_qp` first: what
+                // the peer was told is complete (a Send's completion means
+                // it reached the stream) must still reach it, then the FIN.
+                c.quiesce_graceful(DESTROY_LINGER_MS);
+            }
+        }
+        self.peer_gone_cancel();
         let old = {
             let mut inner = self.inner.lock();
             inner.state = QpState::Error;
@@ -731,5 +828,14 @@ impl Device {
     /// The QP with number `num`, if it exists (iw_cm's `get_qp`); any context.
     pub(crate) fn qp_lookup(&self, num: u32) -> Option<Arc<Qp>> {
         self.qps().get(num as usize)
+    }
+}
+
+impl Expire for Qp {
+    const KIND: u32 = 1;
+
+    /// [`PEER_CLOSE_GRACE_MS`] passed (softirq).
+    fn deadline_passed(self: Arc<Self>) {
+        self.set_error();
     }
 }

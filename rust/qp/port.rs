@@ -7,6 +7,7 @@ use crate::{
     mem::Access,
     wr::{RecvWqe, SendWqe},
 };
+use kernel::sync::Arc;
 
 impl crate::engine::QpPort for Qp {
     fn num(&self) -> u32 {
@@ -67,6 +68,10 @@ impl crate::engine::QpPort for Qp {
 
     fn set_error(&self) {
         Qp::set_error(self)
+    }
+
+    fn peer_closed(self: Arc<Self>, abortive: bool) {
+        Qp::peer_closed(&self, abortive)
     }
 
     fn event(&self, ev: QpEvent) {

@@ -31,6 +31,9 @@ pub(crate) const MAX_PD: u32 = 1024;
 const PORT: u32 = 1;
 /// Largest message: a DDP Message Offset is 32 bits (RFC 5041 §5.2).
 const MAX_MSG_SZ: u32 = u32::MAX;
+/// GID table: index 0 is the MAC-based GID, the others the netdev's IP
+/// addresses (IPv4 mapped into IPv6, then IPv6), which QP connections name.
+pub(crate) const GID_TBL_LEN: u32 = 16;
 
 fn check_port(port: u32) -> Result {
     if port == PORT {
@@ -107,7 +110,7 @@ pub(crate) fn query_port(ib: &IbDev<'_, Device>, dev: &Device, port: u32) -> Res
         max_mtu: bindings::ib_mtu_IB_MTU_4096,
         active_mtu: mtu_enum(mtu),
         phys_mtu: mtu,
-        gid_tbl_len: 1,
+        gid_tbl_len: GID_TBL_LEN,
         pkey_tbl_len: 1,
         max_msg_sz: MAX_MSG_SZ,
         active_speed,
@@ -115,27 +118,49 @@ pub(crate) fn query_port(ib: &IbDev<'_, Device>, dev: &Device, port: u32) -> Res
     })
 }
 
-/// `get_port_immutable`: one iWARP port, one GID, one P_Key.
+/// `get_port_immutable`: one iWARP port, [`GID_TBL_LEN`] GIDs, one P_Key.
 pub(crate) fn port_immutable(_dev: &Device, port: u32) -> Result<PortImmutable> {
     check_port(port)?;
     Ok(PortImmutable {
         pkey_tbl_len: 1,
-        gid_tbl_len: 1,
+        gid_tbl_len: GID_TBL_LEN,
         core_cap_flags: bindings::RDMA_CORE_PORT_IWARP,
     })
 }
 
-/// `query_gid`: the netdev's MAC, zero padded (the iWARP convention).
+/// `query_gid`: index 0 is the netdev's MAC, zero padded (the iWARP
+/// convention, what rdma_cm looks up); index `i` ≥ 1 the netdev's `i`-th IP
+/// address as an IPv6 address (IPv4 mapped), or the zero GID, which the core
+/// keeps as an empty entry. Address changes re-read the table (the shim's
+/// address notifiers raise `IB_EVENT_GID_CHANGE`).
 pub(crate) fn query_gid(dev: &Device, port: u32, index: i32) -> Result<[u8; 16]> {
     check_port(port)?;
-    if index != 0 {
+    let index = usize::try_from(index).map_err(|_| EINVAL)?;
+    if index >= GID_TBL_LEN as usize {
         return Err(EINVAL);
     }
     let mut gid = [0u8; 16];
-    for (g, m) in gid.iter_mut().zip(dev.mac()) {
-        *g = m;
+    if index == 0 {
+        for (g, m) in gid.iter_mut().zip(dev.mac()) {
+            *g = m;
+        }
+        return Ok(gid);
     }
-    Ok(gid)
+    let mut ips = [[0u8; 16]; GID_TBL_LEN as usize - 1];
+    let n = dev.netdev().ips(&mut ips);
+    Ok(ips
+        .get(..n)
+        .and_then(|v| v.get(index - 1))
+        .copied()
+        .unwrap_or(gid))
+}
+
+/// `dealloc_driver`: the device's QP-connection listener stops (it holds
+/// the device's state).
+pub(crate) fn dealloc_driver(dev: &Device) {
+    if let Some(l) = dev.take_qp_listener() {
+        l.stop();
+    }
 }
 
 /// `query_pkey`: iWARP has no partitions; the one entry is the default key.

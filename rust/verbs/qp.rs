@@ -4,17 +4,18 @@
 //! the driver's WQEs (RFC 5040 §5 operations, RFC 7306 atomics).
 
 use crate::{
+    cm,
     cq::Cq,
     device::Device,
     ffi::{
-        bindings as b, mr,
+        av, bindings as b, mr,
         obj::eopnotsupp,
         owner::Owner,
         qp::{AtomicKind, IbQpRef, RecvWr, SendWr, SendWrOp},
         udata::Udata,
     },
     mem::{Access, Mem},
-    qp::{Qp, QpCaps, QpInit, QpModify, QpState, MAX_QP_WR},
+    qp::{PathMod, Qp, QpCaps, QpInit, QpModify, QpState, MAX_QP_WR},
     srq::Srq,
     uqueue::{self, UserRq, UserSq},
     wr::{RecvWqe, SendOp, SendWqe, Sge, MAX_INLINE, MAX_SGE},
@@ -126,25 +127,63 @@ fn modify_from(a: &b::ib_qp_attr, mask: i32) -> Result<QpModify> {
         ord: has(b::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC).then_some(u32::from(a.max_rd_atomic)),
         ird: has(b::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC)
             .then_some(u32::from(a.max_dest_rd_atomic)),
+        path: PathMod {
+            av: has(b::ib_qp_attr_mask_IB_QP_AV).then(|| av::get(a)),
+            dest_qpn: has(b::ib_qp_attr_mask_IB_QP_DEST_QPN).then_some(a.dest_qp_num),
+            rq_psn: has(b::ib_qp_attr_mask_IB_QP_RQ_PSN).then_some(a.rq_psn),
+            sq_psn: has(b::ib_qp_attr_mask_IB_QP_SQ_PSN).then_some(a.sq_psn),
+            path_mtu: has(b::ib_qp_attr_mask_IB_QP_PATH_MTU).then_some(a.path_mtu),
+            timeout: has(b::ib_qp_attr_mask_IB_QP_TIMEOUT).then_some(a.timeout),
+            retry_cnt: has(b::ib_qp_attr_mask_IB_QP_RETRY_CNT).then_some(a.retry_cnt),
+            rnr_retry: has(b::ib_qp_attr_mask_IB_QP_RNR_RETRY).then_some(a.rnr_retry),
+            min_rnr_timer: has(b::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER).then_some(a.min_rnr_timer),
+            pkey_index: has(b::ib_qp_attr_mask_IB_QP_PKEY_INDEX).then_some(a.pkey_index),
+            port: has(b::ib_qp_attr_mask_IB_QP_PORT).then_some(a.port_num as u8),
+            qkey: has(b::ib_qp_attr_mask_IB_QP_QKEY).then_some(a.qkey),
+        },
     })
 }
 
-/// `modify_qp` (process context; may sleep when leaving a connection).
-pub(crate) fn modify(qp: &Qp, attr: &b::ib_qp_attr, mask: i32) -> Result {
-    qp.modify(&modify_from(attr, mask)?)
+/// `modify_qp` (process context; may sleep when leaving a connection). An
+/// INIT→RTR with an address vector arms the QP for the peer it names; the
+/// CM then waits for that peer (passive side) or connects to it (active
+/// side), both from RTR. Never waits for the peer.
+pub(crate) fn modify(qp: &Arc<Qp>, attr: &b::ib_qp_attr, mask: i32) -> Result {
+    let m = modify_from(attr, mask)?;
+    if m.state == Some(QpState::Rtr) && m.path.av.is_some() {
+        // Refuse before arming if the device cannot take QP connections.
+        cm::qpconn::listener(qp.dev())?;
+    }
+    qp.modify(&m)?;
+    if let Some(job) = qp.oob_job() {
+        cm::qpconn::begin(qp, job);
+    }
+    Ok(())
 }
 
-/// `query_qp`: fills the attributes and init attributes.
+/// `query_qp`: fills the attributes and init attributes; the IB path
+/// attributes are those `modify_qp` set.
 pub(crate) fn query(qp: &Qp, attr: &mut b::ib_qp_attr, init: &mut b::ib_qp_init_attr) {
     let (state, ord, ird, access) = qp.query();
     let caps = qp.caps();
+    let path = qp.path();
     attr.qp_state = state as u32;
     attr.cur_qp_state = state as u32;
     attr.qp_access_flags = access as i32;
     attr.max_rd_atomic = ord.min(255) as u8;
     attr.max_dest_rd_atomic = ird.min(255) as u8;
-    attr.path_mtu = b::ib_mtu_IB_MTU_4096;
-    attr.port_num = 1;
+    attr.path_mtu = path.path_mtu;
+    attr.port_num = u32::from(path.port);
+    attr.dest_qp_num = path.dest_qpn;
+    attr.rq_psn = path.rq_psn;
+    attr.sq_psn = path.sq_psn;
+    attr.timeout = path.timeout;
+    attr.retry_cnt = path.retry_cnt;
+    attr.rnr_retry = path.rnr_retry;
+    attr.min_rnr_timer = path.min_rnr_timer;
+    attr.pkey_index = path.pkey_index;
+    attr.qkey = path.qkey;
+    av::set(&qp.ib(), attr, &path.av);
     caps_to(&caps, &mut attr.cap);
     crate::ffi::qp::query_init(&qp.ib(), init);
     init.qp_type = b::ib_qp_type_IB_QPT_RC;

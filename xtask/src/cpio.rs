@@ -47,6 +47,17 @@ impl Tree {
 
     /// Add the host directory `src` recursively under `dest`, keeping modes and symlinks.
     pub fn insert_dir(&mut self, src: &Path, dest: &str) -> Result<()> {
+        self.insert_dir_filtered(src, dest, &|_| false)
+    }
+
+    /// [`Tree::insert_dir`] without the host paths for which `skip` is true (and
+    /// without what is under such a directory).
+    pub fn insert_dir_filtered(
+        &mut self,
+        src: &Path,
+        dest: &str,
+        skip: &dyn Fn(&Path) -> bool,
+    ) -> Result<()> {
         use std::os::unix::fs::PermissionsExt;
         let mut stack = vec![(src.to_path_buf(), dest.trim_end_matches('/').to_string())];
         while let Some((dir, at)) = stack.pop() {
@@ -56,6 +67,9 @@ impl Tree {
             {
                 let e = e?;
                 let path = e.path();
+                if skip(&path) {
+                    continue;
+                }
                 let name = format!("{at}/{}", e.file_name().to_string_lossy());
                 let meta = std::fs::symlink_metadata(&path)?;
                 if meta.file_type().is_symlink() {

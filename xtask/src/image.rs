@@ -16,6 +16,8 @@ const TOOLS: &[&str] = &[
     "ibv_devices",
     "ibv_devinfo",
     "ibv_rc_pingpong",
+    "ibv_uc_pingpong",
+    "ibv_ud_pingpong",
     "rping",
     "ib_send_bw",
     "ib_write_bw",
@@ -233,15 +235,157 @@ fn add_nfs(t: &mut Tree, root: &Path, elves: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// Write `base` followed by an uncompressed archive holding the per-run files
-/// (`/rsiw/script.sh`, `/rsiw/env`) to `dest`; the kernel unpacks both in order.
-pub fn with_overlay(base: &Path, script: &[u8], env: &str, dest: &Path) -> Result<()> {
+/// Write `base`, then `extra` (an archive of an optional part, [`pyverbs`]), then an
+/// uncompressed archive holding the per-run files (`/rsiw/script.sh`, `/rsiw/env`) to
+/// `dest`; the kernel unpacks them in order.
+pub fn with_overlay(
+    base: &Path,
+    extra: Option<&Path>,
+    script: &[u8],
+    env: &str,
+    dest: &Path,
+) -> Result<()> {
     let mut t = Tree::default();
     t.insert("rsiw/script.sh", Entry::Data(script.to_vec(), 0o755));
     t.insert("rsiw/env", Entry::Data(env.as_bytes().to_vec(), 0o644));
     let mut img = std::fs::read(base).with_context(|| format!("reading {}", base.display()))?;
+    if let Some(x) = extra {
+        img.extend_from_slice(
+            &std::fs::read(x).with_context(|| format!("reading {}", x.display()))?,
+        );
+    }
     img.extend_from_slice(&t.to_cpio()?);
     std::fs::write(dest, img).with_context(|| format!("writing {}", dest.display()))
+}
+
+/// Where Debian's `python3-pyverbs` keeps rdma-core's pyverbs tests (the larger
+/// files gzip'd, as documentation).
+const PYVERBS_TESTS: &str = "/usr/share/doc/rdma-core/tests";
+/// Where the image has them, uncompressed: `python3 PYVERBS_TESTS_VM/run_tests.py`.
+pub const PYVERBS_TESTS_VM: &str = "usr/share/rdma-core/tests";
+/// Parts of the Python standard library no test imports (with `config-*`, the static
+/// library, more than half its size).
+const PYTHON_UNUSED: &[&str] = &[
+    "test",
+    "idlelib",
+    "tkinter",
+    "lib2to3",
+    "ensurepip",
+    "pydoc_data",
+    "turtledemo",
+    "distutils",
+    "venv",
+];
+
+/// The archive the scripts with `# rsiw-image: pyverbs` get on top of the base image
+/// (`target/vm/<flavour>/pyverbs.cpio`, uncompressed, about 30 MiB, rebuilt for each
+/// such run): python3 with its standard library, Debian's `python3-pyverbs` (built
+/// against the distribution's libibverbs, like every tool in the image) and its
+/// tests, and iproute2's `ip` (the tests parse `ip -j addr`, which busybox lacks).
+pub fn pyverbs(ctx: &Ctx) -> Result<PathBuf> {
+    let mut t = Tree::default();
+    // The distribution's interpreter (the one python3-pyverbs is built for), not
+    // whatever `python3` PATH finds first.
+    let python = std::fs::canonicalize("/usr/bin/python3")
+        .context("/usr/bin/python3 is missing: run `cargo xtask setup` (python3-pyverbs)")?;
+    let name = python
+        .file_name()
+        .context("python3 has no name")?
+        .to_string_lossy()
+        .into_owned();
+    let mut elves = vec![python.clone()];
+    add_host_file(&mut t, &python)?;
+    t.insert("usr/bin/python3", Entry::Symlink(name.clone()));
+    let stdlib = Path::new("/usr/lib").join(&name);
+    let pyverbs = Path::new("/usr/lib/python3/dist-packages/pyverbs");
+    if !pyverbs.is_dir() {
+        bail!(
+            "{} is missing: run `cargo xtask setup` (python3-pyverbs)",
+            pyverbs.display()
+        );
+    }
+    for (src, dest) in [
+        (stdlib.as_path(), format!("usr/lib/{name}")),
+        (pyverbs, "usr/lib/python3/dist-packages/pyverbs".to_string()),
+    ] {
+        t.insert_dir_filtered(src, &dest, &|p: &Path| {
+            p.strip_prefix(&stdlib)
+                .ok()
+                .and_then(|r| r.components().next())
+                .and_then(|c| c.as_os_str().to_str())
+                .is_some_and(|c| PYTHON_UNUSED.contains(&c) || c.starts_with("config-"))
+        })?;
+        elves.extend(shared_objects(src)?);
+    }
+    // Debian's stdlib links sitecustomize.py to /etc/pythonX.Y.
+    let etc = Path::new("/etc").join(&name);
+    if etc.is_dir() {
+        t.insert_dir(&etc, &format!("etc/{name}"))?;
+    }
+    for e in read_dir_sorted(Path::new(PYVERBS_TESTS))? {
+        let Some(file) = e.file_name().map(|f| f.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        match file.strip_suffix(".gz") {
+            Some(py) => {
+                let data = cmd::stdout(
+                    Command::new("gzip").arg("-dc").arg(&e),
+                    "install gzip (`cargo xtask setup`)",
+                )?
+                .into_bytes();
+                t.insert(
+                    &format!("{PYVERBS_TESTS_VM}/{py}"),
+                    Entry::Data(data, 0o644),
+                );
+            }
+            None => t.insert(&format!("{PYVERBS_TESTS_VM}/{file}"), Entry::File(e, 0o644)),
+        }
+    }
+    let ip = Path::new("/usr/bin/ip");
+    let ip = if ip.exists() {
+        ip.to_path_buf()
+    } else {
+        PathBuf::from("/usr/sbin/ip")
+    };
+    let real = std::fs::canonicalize(&ip).with_context(|| {
+        format!(
+            "{} is missing: run `cargo xtask setup` (iproute2)",
+            ip.display()
+        )
+    })?;
+    // Over busybox's applet of the same name.
+    t.insert("usr/sbin/ip", Entry::File(real.clone(), 0o755));
+    t.insert("usr/bin/ip", Entry::Symlink("/usr/sbin/ip".into()));
+    elves.push(real);
+    for lib in ldd_closure(&elves)? {
+        add_host_file(&mut t, &lib)?;
+    }
+    t.insert(
+        "rsiw/pyverbs-run.py",
+        Entry::File(ctx.root.join("qemu/pyverbs-run.py"), 0o755),
+    );
+    let out = ctx.out_dir().join("pyverbs.cpio");
+    std::fs::write(&out, t.to_cpio()?).with_context(|| format!("writing {}", out.display()))?;
+    Ok(out)
+}
+
+/// The shared objects under `dir` (Python's extension modules), for `ldd`.
+fn shared_objects(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
+            let p = e?.path();
+            let meta = std::fs::symlink_metadata(&p)?;
+            if meta.is_dir() {
+                stack.push(p);
+            } else if meta.is_file() && p.extension().is_some_and(|x| x == "so") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Quote `s` for a POSIX shell.

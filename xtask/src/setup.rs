@@ -33,6 +33,8 @@ const APT_PACKAGES: &[&str] = &[
     "rdmacm-utils",
     "perftest",
     "iproute2",
+    // rdma-core's pyverbs and its tests (`qemu/tests/pyverbs-*.sh`).
+    "python3-pyverbs",
     "tcpdump",
     // Host-side decode of the VM's packet captures (Wireshark's iWARP dissector).
     "tshark",

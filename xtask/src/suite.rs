@@ -34,6 +34,9 @@ pub struct Script {
     /// the VM as `RSIW_REQUIRES`; `dev_up` (qemu/lib.sh) checks it and reports the
     /// script's cases as skipped, with the reason, when it is missing.
     pub requires: Vec<String>,
+    /// `# rsiw-image: pyverbs`: image parts only some scripts need, appended to the
+    /// base image for their runs ([`image::pyverbs`]).
+    pub image: Vec<String>,
 }
 
 impl Script {
@@ -55,6 +58,7 @@ impl Script {
             soak_timeout: None,
             flavours: None,
             requires: Vec::new(),
+            image: Vec::new(),
         };
         for line in text
             .lines()
@@ -72,6 +76,7 @@ impl Script {
                 }
                 "rsiw-expect-splat" => s.expect_splat = Some(v.to_string()),
                 "rsiw-requires" => s.requires.extend(v.split_whitespace().map(String::from)),
+                "rsiw-image" => s.image.extend(v.split_whitespace().map(String::from)),
                 "rsiw-flavours" => {
                     s.flavours = Some(v.split_whitespace().map(String::from).collect())
                 }
@@ -90,6 +95,9 @@ impl Script {
         }
         if !(1..=2).contains(&s.vms) {
             anyhow::bail!("{}: rsiw-vms must be 1 or 2", path.display());
+        }
+        if let Some(x) = s.image.iter().find(|x| x.as_str() != "pyverbs") {
+            anyhow::bail!("{}: unknown rsiw-image part `{x}`", path.display());
         }
         Ok(s)
     }
@@ -166,6 +174,11 @@ fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
     } else {
         None
     };
+    let extra = if s.image.iter().any(|x| x == "pyverbs") {
+        Some(image::pyverbs(b.ctx)?)
+    } else {
+        None
+    };
     let mut vms = Vec::new();
     for i in 0..s.vms {
         let log_dir = if s.vms > 1 {
@@ -191,7 +204,7 @@ fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
         if let Ok(t) = std::env::var("RSIW_NFS_MB") {
             env += &format!("RSIW_NFS_MB={}\n", image::shell_quote(&t));
         }
-        image::with_overlay(b.initramfs, &script, &env, &initrd)?;
+        image::with_overlay(b.initramfs, extra.as_deref(), &script, &env, &initrd)?;
         vms.push(Vm {
             name: format!("vm{i}"),
             bzimage: b.bzimage.to_path_buf(),
@@ -370,6 +383,7 @@ mod tests {
             soak_timeout: None,
             flavours: None,
             requires: Vec::new(),
+            image: Vec::new(),
         }
     }
 
@@ -441,9 +455,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rsiw-suite-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("pair.sh");
-        std::fs::write(&p, "#!/bin/sh\n# rsiw-vms: 2\n# rsiw-timeout: 60\n# rsiw-expect-splat: X\n# rsiw-flavours: debug\n# rsiw-requires: datapath\necho\n# rsiw-vms: 9\n").unwrap();
+        std::fs::write(&p, "#!/bin/sh\n# rsiw-vms: 2\n# rsiw-timeout: 60\n# rsiw-expect-splat: X\n# rsiw-flavours: debug\n# rsiw-requires: datapath\n# rsiw-image: pyverbs\necho\n# rsiw-vms: 9\n").unwrap();
         let s = Script::load(&p).unwrap();
         assert_eq!(s.requires, vec!["datapath".to_string()]);
+        assert_eq!(s.image, vec!["pyverbs".to_string()]);
         assert_eq!(s.flavours, Some(vec!["debug".to_string()]));
         assert_eq!(
             (s.vms, s.timeout, s.expect_splat.as_deref(), s.name.as_str()),

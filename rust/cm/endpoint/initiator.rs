@@ -72,6 +72,9 @@ impl Endpoint {
         if self.event(EXPIRED) {
             return self.init_failed(init, errno::timedout().to_errno());
         }
+        if self.event(ABORT) {
+            return self.init_failed(init, errno::canceled().to_errno());
+        }
         match init.conn.sock().and_then(Socket::connected) {
             Ok(false) => self.inner.lock().phase = Phase::Connecting(init),
             Err(e) => self.init_failed(init, connect_status(SetupError::Io(e))),
@@ -100,6 +103,9 @@ impl Endpoint {
         if self.event(EXPIRED) {
             return self.init_failed(init, errno::timedout().to_errno());
         }
+        if self.event(ABORT) {
+            return self.init_failed(init, errno::canceled().to_errno());
+        }
         let Init {
             conn, reply: buf, ..
         } = &mut *init;
@@ -120,6 +126,9 @@ impl Endpoint {
         let Some(sock) = conn.release() else {
             return self.connect_failed(errno::connreset().to_errno(), &[]);
         };
+        if self.inner.lock().qp.is_some() {
+            return self.qp_reply(qp, &local, &private_data, sock, &reply);
+        }
         let req = mpa::request(&local, &private_data);
         let rep = match FrameRepr::parse_bytes(reply.bytes(), FrameKind::Reply) {
             Ok(r) => r,
@@ -188,7 +197,7 @@ impl Endpoint {
 
     /// Initiator: the setup failed before the Reply was whole; resets the
     /// connection and reports `status`.
-    pub(super) fn init_failed(&self, init: KBox<Init>, status: i32) {
+    pub(super) fn init_failed(self: &Arc<Self>, init: KBox<Init>, status: i32) {
         let Init { conn, .. } = KBox::into_inner(init);
         if let Some(sock) = conn.release() {
             sock.shutdown(true);
@@ -198,7 +207,10 @@ impl Endpoint {
     }
 
     /// Reports a failed connect and drops our cm_id reference.
-    pub(super) fn connect_failed(&self, status: i32, private_data: &[u8]) {
+    pub(super) fn connect_failed(self: &Arc<Self>, status: i32, private_data: &[u8]) {
+        if self.qp_connect_failed(status) {
+            return;
+        }
         let id = self.inner.lock().cm_id.take();
         match id {
             Some(id) => self.report_connect_failed(id, status, private_data),
@@ -219,7 +231,7 @@ impl Endpoint {
 }
 
 /// The `CONNECT_REPLY` status for a failed connect or exchange.
-fn connect_status(e: SetupError) -> i32 {
+pub(super) fn connect_status(e: SetupError) -> i32 {
     match e {
         SetupError::Io(e) if e == EAGAIN || e == errno::timedout() => errno::timedout().to_errno(),
         SetupError::Io(e) if e == errno::connrefused() || errno::is_unreachable(e) => e.to_errno(),

@@ -4,7 +4,11 @@
 //! (RFC 5044 §7.1), and the events the iw_cm gets until the close.
 
 mod initiator;
+mod qpconn;
 mod responder;
+
+pub(crate) use qpconn::AttemptRef;
+use qpconn::QpAttempt;
 
 use super::{
     mpa_io::{self, FrameBuf, SetupError},
@@ -16,7 +20,7 @@ use crate::{
     ffi::{
         deadline::{Deadline, Expire},
         iwcm::{self, CmId, CmIdRef, ConnParam, Event, EventData},
-        sock::{cm_queue, errno, Socket, Watch},
+        sock::{cm_queue, errno, InAddr, Socket, Watch},
     },
     proto::mpa::{self, FrameKind, FrameRepr, LocalParams, MpaError, Revision, RtrSet},
     stream::{Stream, StreamOwner},
@@ -38,8 +42,11 @@ const PEER: u8 = 1;
 const LOCAL: u8 = 2;
 /// `events` bit: the deadline of the current phase passed.
 const EXPIRED: u8 = 4;
-/// `events` bit: the listener stopped; a Request still being read is dropped.
+/// `events` bit: the listener stopped (a Request still being read is
+/// dropped), or a QP attempt was cancelled.
 const ABORT: u8 = 8;
+/// `events` bit: a QP was armed; a parked request looks for its QP again.
+const REARM: u8 = 16;
 
 /// Classes of the rate-limited lines about refused peers, each limited on
 /// its own so that a flood of one hides no other.
@@ -52,7 +59,9 @@ mod warn {
     pub(super) const EARLY: u32 = 2;
     /// A request the ULP did not answer in time.
     pub(super) const UNANSWERED: u32 = 3;
-    const _: () = assert!(UNANSWERED < crate::ffi::sock::WARN_CLASSES);
+    /// A QP connection request that matches no armed QP.
+    pub(super) const QP: u32 = 4;
+    const _: () = assert!(QP < crate::ffi::sock::WARN_CLASSES);
 }
 
 /// A connection in MPA setup whose socket reports to the endpoint. Dropping
@@ -131,6 +140,22 @@ enum Phase {
     Established { stream: Arc<Stream> },
     /// Nothing more will be reported.
     Closed,
+    /// QP connection, active side: the work item starts the TCP connect (then
+    /// `Connecting`, `AwaitReply`).
+    QpConnect,
+    /// QP connection, active side: waiting before connecting again (the
+    /// peer's listener refused or reset the connection).
+    QpBackoff,
+    /// QP connection, passive side: the QP is armed; the deadline is its
+    /// limit (`qp_conn_timeout_ms`).
+    QpWait,
+    /// A QP connection request whose QP is not armed yet (deadline:
+    /// `qp_conn_timeout_ms`); a `REARM` makes it look again.
+    Parked {
+        sock: Socket,
+        req: KBox<FrameBuf>,
+        listener: Arc<Listener>,
+    },
 }
 
 /// The fields [`Endpoint::inner`] protects.
@@ -138,6 +163,9 @@ struct Inner {
     phase: Phase,
     /// The connection's cm_id, once there is one to report to.
     cm_id: Option<CmId>,
+    /// The QP arming this endpoint works for (a QP connection's attempt);
+    /// `None` once cancelled: only touched with `inner` held.
+    qp: Option<QpAttempt>,
 }
 
 /// One connection, initiator or responder.
@@ -172,9 +200,11 @@ impl WorkItem for Endpoint {
                 Phase::Connect { .. }
                 | Phase::Connecting(_)
                 | Phase::AwaitReply(_)
-                | Phase::AwaitRequest { .. } => {
-                    Some(core::mem::replace(&mut inner.phase, Phase::Busy))
-                }
+                | Phase::AwaitRequest { .. }
+                | Phase::QpConnect
+                | Phase::QpBackoff
+                | Phase::QpWait
+                | Phase::Parked { .. } => Some(core::mem::replace(&mut inner.phase, Phase::Busy)),
                 // Owned by `iw_accept`/`iw_reject` or the engine: only looked at.
                 _ => None,
             }
@@ -193,6 +223,14 @@ impl WorkItem for Endpoint {
                 listener,
                 req,
             }) => this.await_request(conn, listener, req),
+            Some(Phase::QpConnect) => this.qp_connect(),
+            Some(Phase::QpBackoff) => this.qp_backoff(),
+            Some(Phase::QpWait) => this.qp_wait(),
+            Some(Phase::Parked {
+                sock,
+                req,
+                listener,
+            }) => this.parked(sock, req, listener),
             Some(other) => this.inner.lock().phase = other,
             None => {
                 this.accept_expired();
@@ -218,7 +256,7 @@ impl Endpoint {
         Arc::pin_init(
             pin_init!(Self {
                 work <- new_work!("rsiw_cm_endpoint"),
-                inner <- new_mutex!(Inner { phase, cm_id }, "rsiw_cm_endpoint"),
+                inner <- new_mutex!(Inner { phase, cm_id, qp: None }, "rsiw_cm_endpoint"),
                 events: AtomicU8::new(0),
                 deadline,
             }),
@@ -422,6 +460,8 @@ impl StreamOwner for Owner {
 }
 
 impl Expire for Endpoint {
+    const KIND: u32 = 0;
+
     /// The deadline timer passed (softirq): the work item ends the phase.
     fn deadline_passed(self: Arc<Self>) {
         self.events.fetch_or(EXPIRED, Ordering::AcqRel);

@@ -89,6 +89,10 @@ impl Endpoint {
             Ok(r) => r.rev,
             Err(e) => return self.refuse(sock, &listener, &local, None, e.into()),
         };
+        // A device's QP-connection listener: matched to an armed QP.
+        if listener.qp_device().is_some() {
+            return self.qp_request(sock, req, listener, true);
+        }
         let mut inner = self.inner.lock();
         inner.phase = Phase::Requested {
             sock,

@@ -267,7 +267,15 @@ unsafe extern "C" fn rsiw_rust_handshake_event(ctx: *const c_void) {
 /// `ctx` is the context the deadline was armed with; its reference is
 /// handed over.
 #[no_mangle]
-unsafe extern "C" fn rsiw_rust_deadline_fired(ctx: *const c_void) {
-    // SAFETY: per the function's safety requirements.
-    unsafe { crate::ffi::deadline::fired::<cm::Endpoint>(ctx) }
+unsafe extern "C" fn rsiw_rust_deadline_fired(kind: u32, ctx: *const c_void) {
+    use crate::ffi::deadline::{fired, Expire};
+    // SAFETY: per the function's safety requirements; `kind` is the
+    // `Expire::KIND` of the type the deadline was made for.
+    unsafe {
+        if kind == <crate::qp::Qp as Expire>::KIND {
+            fired::<crate::qp::Qp>(ctx)
+        } else {
+            fired::<cm::Endpoint>(ctx)
+        }
+    }
 }

@@ -111,7 +111,9 @@ unsafe extern "C" fn rsiw_rust_dealloc_driver(ctx: *const c_void, ibdev: *mut bi
     if !priv_.is_null() {
         // SAFETY: `priv` came from `Arc::into_foreign`, and no borrow of it
         // outlives a device op.
-        drop(unsafe { Arc::<Device>::from_foreign(priv_) });
+        let dev = unsafe { Arc::<Device>::from_foreign(priv_) };
+        verbs::dealloc_driver(&dev);
+        drop(dev);
     }
     drop(listed);
 }

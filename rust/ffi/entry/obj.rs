@@ -343,7 +343,7 @@ unsafe extern "C" fn rsiw_rust_modify_qp(
 ) -> c_int {
     // SAFETY: live rsiw QP in the op; `attr` valid for the call.
     let (q, attr) = unsafe { (qp_obj::<Qp>(qp), &*attr) };
-    ret(q.map_or(Err(EINVAL), |q| verbs::qp::modify(&q, attr, mask)))
+    ret(q.map_or(Err(EINVAL), |q| verbs::qp::modify(&q.into(), attr, mask)))
 }
 
 /// `ib_device_ops.query_qp`.

@@ -16,6 +16,7 @@ pub mod fpdu;
 #[cfg(test)]
 mod fuzz_harness;
 pub mod mpa;
+pub mod qpconn;
 pub mod rdmap;
 pub mod rx;
 pub mod terminate;

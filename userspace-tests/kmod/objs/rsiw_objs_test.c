@@ -145,7 +145,17 @@ static void run(struct ib_device *ibdev)
 		ib_destroy_qp(qp2);
 	qp2 = NULL;
 
-	/* RESET: receives cannot be posted. */
+	/* An RNIC's QP starts in INIT (as siw's); RESET refuses receives. */
+	{
+		struct ib_qp_attr qattr = {};
+		struct ib_qp_init_attr qinit = {};
+
+		rv = ib_query_qp(qp, &qattr, IB_QP_STATE, &qinit);
+		CHECK("new QP is in INIT", rv == 0 && qattr.qp_state == IB_QPS_INIT,
+		      "rv %d state %d", rv, qattr.qp_state);
+	}
+	rv = modify_state(qp, IB_QPS_RESET);
+	CHECK("modify INIT->RESET", rv == 0, "%d", rv);
 	{
 		struct ib_recv_wr r = { .wr_id = 1 };
 		const struct ib_recv_wr *bad = NULL;

@@ -1,0 +1,121 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# rsiw-requires: datapath
+# rsiw-timeout: 900
+# QP connections from modify_qp with unwilling or hostile peers (Documentation/qpconn.md):
+# an ibv_rc_pingpong server armed for a fake client (10.0.2.14, QPN 0x111, PSN 0x222)
+# refuses requests naming another QPN, another PSN, coming from another address, or
+# naming no QP, each with a Reject Reply and a dmesg line, and accepts the one that
+# matches; a server whose peer never connects ends with an error after
+# qp_conn_timeout_ms; a request for a QP that is never armed waits (parked) and is then
+# refused; a client killed mid-transfer ends its server's run; no QP is left and
+# kmemleak stays silent.
+. /rsiw/lib.sh
+setup_net
+D=rsiw0
+TMO=6000
+require_rsiw "$D: rsiw.ko is in the image" || finish
+check "modprobe rsiw qp_conn_timeout_ms=$TMO" modprobe rsiw qp_conn_timeout_ms=$TMO
+modprobe ib_uverbs 2>/dev/null
+check "rdma link add $D type rsiw netdev eth0" rdma link add $D type rsiw netdev eth0 || finish
+ip addr add 10.0.2.14/24 dev eth0
+FAKE_GID=00000000000000000000ffff0a00020e   # ::ffff:10.0.2.14, as rc_pingpong sends GIDs
+
+# fake_client PORT: tells the rc_pingpong server on PORT that its peer is QPN 0x111 with
+# PSN 0x222 at GID ::ffff:10.0.2.14 (rc_pingpong's own exchange), then holds on; the
+# server's answer lands in /tmp/fake.out.
+fake_client() {
+    { printf '0000:000111:000222:%s\0' $FAKE_GID; sleep 2; printf 'done\0'; sleep 100; } |
+        timeout 110 nc 10.0.2.15 "$1" > /tmp/fake.out &
+    fake=$!
+    retry 10 sh -c 'tr -d "\000" < /tmp/fake.out | grep -q "^0000:"'
+    SQPN=$(tr -d '\000' < /tmp/fake.out | cut -d: -f2)
+    SPSN=$(tr -d '\000' < /tmp/fake.out | cut -d: -f3)
+    echo "server QPN 0x$SQPN PSN 0x$SPSN"
+}
+
+# qpreq NAME WANT ARGS…: rsiw-rawpeer qpconn to the listener; WANT yes|no (rejected).
+qpreq() {
+    name=$1; want=$2; shift 2
+    check_output "$name: rejected $want" "^rejected $want\$" rsiw-rawpeer qpconn 10.0.2.15:4792 "$@"
+}
+
+dmesg -c > /dev/null
+timeout 120 ibv_rc_pingpong -d $D -g 1 -p 18701 > /tmp/pp-s.log 2>&1 &
+srv=$!
+sleep 1
+fake_client 18701
+check "the server is armed (QP in RTS)" sh -c "rdma resource show qp | grep -w $D | grep -q RTS"
+qpreq "another source QPN" yes 112 "$SQPN" 222 "$SPSN" 10.0.2.14
+qpreq "another SQ PSN" yes 111 "$SQPN" 223 "$SPSN" 10.0.2.14
+qpreq "another RQ PSN" yes 111 "$SQPN" 222 0 10.0.2.14
+qpreq "another address (10.0.2.15)" yes 111 "$SQPN" 222 "$SPSN" 10.0.2.15
+qpreq "no such QP" yes 111 fff0 222 "$SPSN" 10.0.2.14
+# The listener is dual-stack: an IPv4 peer shows as [::ffff:a.b.c.d]:port.
+check_output "dmesg: another QP number or PSN" 'peer \[::ffff:10\.0\.2\.14\]:[0-9]+: QP connection refused: QP armed for another QP number or PSN' dmesg
+check_output "dmesg: another peer address" 'peer \[::ffff:10\.0\.2\.15\]:[0-9]+: QP connection refused: QP armed for another peer address' dmesg
+check_output "dmesg: no such QP" 'peer \[::ffff:10\.0\.2\.14\]:[0-9]+: QP connection refused: no such QP' dmesg
+qpreq "the armed peer, QPN and PSNs" no 111 "$SQPN" 222 "$SPSN" 10.0.2.14
+# The raw peer closed its stream: the server's QP goes to ERROR, its receives flush.
+wait $srv
+rc=$?
+cat /tmp/pp-s.log
+if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then pass "server ends with an error when its peer closes"; else
+    fail "server ends with an error when its peer closes" "exit $rc"; fi
+kill $fake 2>/dev/null
+
+# A peer that never connects: the armed QP gives up after qp_conn_timeout_ms.
+timeout 120 ibv_rc_pingpong -d $D -g 1 -p 18702 > /tmp/pp-s.log 2>&1 &
+srv=$!
+sleep 1
+t0=$(date +%s)
+fake_client 18702
+wait $srv
+rc=$?
+t1=$(date +%s)
+cat /tmp/pp-s.log
+if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then pass "silent peer: server ends with an error"; else
+    fail "silent peer: server ends with an error" "exit $rc"; fi
+if [ $((t1 - t0)) -ge $((TMO / 1000 - 1)) ] && [ $((t1 - t0)) -le $((TMO / 1000 + 20)) ]; then
+    pass "silent peer: after qp_conn_timeout_ms ($((t1 - t0)) s)"; else
+    fail "silent peer: after qp_conn_timeout_ms" "$((t1 - t0)) s"; fi
+kill $fake 2>/dev/null
+
+# A request for a QP that exists but is not armed (a server still waiting for its
+# client's exchange): parked, then refused when qp_conn_timeout_ms passes.
+timeout 120 ibv_rc_pingpong -d $D -g 1 -p 18703 > /tmp/pp-s.log 2>&1 &
+srv=$!
+sleep 2
+q=$(rdma resource show qp | grep -w $D | grep -o 'lqpn [0-9]*' | head -n 1 | cut -d' ' -f2)
+t0=$(date +%s)
+qpreq "unarmed QP $q: parked, then" yes 111 "$(printf %x "$q")" 222 0 10.0.2.14 30
+t1=$(date +%s)
+if [ $((t1 - t0)) -ge $((TMO / 1000 - 1)) ]; then pass "unarmed QP: refused after qp_conn_timeout_ms ($((t1 - t0)) s)"; else
+    fail "unarmed QP: refused after qp_conn_timeout_ms" "after $((t1 - t0)) s"; fi
+check_output "dmesg: no QP armed in time" 'QP connection refused: no QP armed for it within qp_conn_timeout_ms' dmesg
+kill $srv 2>/dev/null
+wait $srv
+
+# A client killed mid-transfer: the server's run ends (no hang).
+timeout 200 ibv_rc_pingpong -d $D -g 1 -p 18704 -s 4096 -n 1000000 > /tmp/pp-s.log 2>&1 &
+srv=$!
+sleep 1
+timeout 200 ibv_rc_pingpong -d $D -g 1 -p 18704 -s 4096 -n 1000000 10.0.2.15 > /tmp/pp-c.log 2>&1 &
+cli=$!
+sleep 8
+kill -9 $cli
+wait $cli
+t0=$(date +%s)
+wait $srv
+rc=$?
+t1=$(date +%s)
+tail -n 3 /tmp/pp-s.log
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $((t1 - t0)) -le 30 ]; then
+    pass "client killed mid-transfer: server ends with an error ($((t1 - t0)) s)"; else
+    fail "client killed mid-transfer: server ends with an error" "exit $rc after $((t1 - t0)) s"; fi
+
+sleep 1
+check_no_output "no QP left behind" '[0-9]' sh -c "rdma resource show qp | grep -w $D | grep -v '^$'"
+ip addr del 10.0.2.14/24 dev eth0
+dev_down rsiw "$D"
+finish
