@@ -729,6 +729,8 @@ nfs_stat_moved() {
     a=$(printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$3=//p")
     b=$(printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$3=//p")
     if [ "${b:-0}" -gt "${a:-0}" ]; then echo yes; else echo "no ($3 $a -> $b)"; fi
+}
+
 # PYVERBS_MODULES: rdma-core's pyverbs test modules that are not vendor-specific
 # (mlx5, efa) and need no GPU (Debian 12's python3-pyverbs 44 has no test_srq).
 PYVERBS_MODULES="test_addr test_atomic test_cq test_cq_events test_cqex test_device
