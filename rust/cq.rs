@@ -251,6 +251,9 @@ impl Cq {
         match overflow {
             Some(first) => {
                 if first {
+                    // Once per CQ: the consumer sized it too small, or did not
+                    // poll; the completion is lost (verbs: CQ overflow).
+                    pr_warn!("CQ overflow: a completion was lost, IB_EVENT_CQ_ERR raised\n");
                     self.ib.event_err();
                 }
                 Err(ENOSPC)
