@@ -75,7 +75,7 @@ pub(crate) fn start(
     let (ord, ird) = conn.ord_ird();
     let attempt = match qp.gen {
         None => q.bind_conn(conn.clone(), ord, ird).map(|()| None),
-        Some(gen) => q.bind_oob(conn.clone(), ord, ird, gen),
+        Some(gen) => q.bind_oob(conn.clone(), gen),
     }?;
     if let Err(e) = stream.attach(conn.clone()) {
         conn.abandon();

@@ -275,8 +275,12 @@ impl Qp {
                 sq_psn: p.sq_psn_set.then_some(p.sq_psn),
                 rq_psn: p.rq_psn,
             },
-            ord: inner.ord,
-            ird: inner.ird,
+            // The device's limit, not `max_rd_atomic`/`max_dest_rd_atomic`:
+            // the stream may be set up at RTR, before the consumer set its
+            // ORD (perftest sets it at RTS), and the MPA exchange fixes the
+            // depths for the stream's life (RFC 6581 §5).
+            ord: super::MAX_RD_ATOMIC,
+            ird: super::MAX_RD_ATOMIC,
         }
     }
 
@@ -381,15 +385,11 @@ impl Qp {
 
     /// Binds the stream set up for arming `gen` (the CM, after MPA): the
     /// state stays as the consumer set it (RTR or RTS), the remote rights
-    /// are the consumer's (`qp_access_flags`), ORD/IRD as negotiated. The
-    /// attempt is returned for the caller to cancel (its work is done).
-    pub(crate) fn bind_oob(
-        &self,
-        conn: Arc<Conn>,
-        ord: u32,
-        ird: u32,
-        gen: u32,
-    ) -> Result<Option<Arc<dyn Attempt>>> {
+    /// are the consumer's (`qp_access_flags`), and so are the ORD/IRD
+    /// `query_qp` returns (the stream's, negotiated from the device's limits,
+    /// are the engine's). The attempt is returned for the caller to cancel
+    /// (its work is done).
+    pub(crate) fn bind_oob(&self, conn: Arc<Conn>, gen: u32) -> Result<Option<Arc<dyn Attempt>>> {
         let mut inner = self.inner.lock();
         if inner.destroying || inner.conn.is_some() {
             return Err(EBUSY);
@@ -403,8 +403,6 @@ impl Qp {
         };
         self.iwcm_stream.store(false, Ordering::Relaxed);
         inner.conn = Some(conn);
-        inner.ord = ord.min(super::MAX_RD_ATOMIC);
-        inner.ird = ird.min(super::MAX_RD_ATOMIC);
         Ok(attempt)
     }
 
