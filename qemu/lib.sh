@@ -397,3 +397,31 @@ cm_siw_down() {
     dev_down "$T" "${T}0"
     finish
 }
+
+# stats_save DEV FILE: the port counters of DEV/1 (`rdma statistic show link`), one
+# `name value` per line, into FILE.
+stats_save() {
+    rdma statistic show link "$1/1" | tr -s ' ' '\n' |
+        awk 'NR > 2 { if (k == "") k = $0; else { print k, $0; k = "" } }' > "$2"
+}
+
+# stat_delta DEV FILE NAME: how much counter NAME of DEV/1 grew since `stats_save DEV FILE`.
+stat_delta() {
+    awk -v n="$3" '$1 == n { print $2 }' "$2" > /tmp/.stat_before
+    rdma statistic show link "$1/1" | tr -s ' ' '\n' |
+        awk -v n="$3" -v b="$(cat /tmp/.stat_before)" 'prev == n { print $0 - b; exit } { prev = $0 }'
+}
+
+# qp_attr QPN NAME [FILE]: the driver attribute NAME (without `drv_`) of QP QPN in
+# `rdma -dd resource show qp` (or in FILE, a saved copy of its output).
+qp_attr() {
+    if [ -n "$3" ]; then cat "$3"; else rdma -dd resource show qp; fi |
+        awk -v q="$1" '$3 == "lqpn" && $4 == q' | tr -s ' ' '\n' |
+        awk -v n="drv_$2" 'prev == n { print; exit } { prev = $0 }'
+}
+
+# mem_used_kb: the memory the kernel and every process hold (MemTotal - MemAvailable),
+# in KiB.
+mem_used_kb() {
+    awk '/^MemTotal:/ { t = $2 } /^MemAvailable:/ { a = $2 } END { print t - a }' /proc/meminfo
+}

@@ -2,6 +2,7 @@
 //! Per-device state of an rsiw RNIC: its netdev, addresses and counters.
 
 use crate::{
+    counters::PortCounters,
     engine::InlineTxCell,
     ffi::{
         attr::PortState,
@@ -49,6 +50,8 @@ pub(crate) struct Device {
     qps: Slots<Qp>,
     /// TX work a doorbell's TX run causes on this device (loopback).
     inline_tx: Arc<InlineTxCell>,
+    /// The port's counters (`rdma statistic`), shared with the engines.
+    counters: Arc<PortCounters>,
 }
 
 /// Takes a slot of `count` if fewer than `max` are taken.
@@ -70,6 +73,7 @@ impl Device {
     pub(crate) fn new(netdev: NetDevice, mac: [u8; ETH_ALEN]) -> Result<Arc<Self>> {
         let mems = MemTable::new()?;
         let inline_tx = InlineTxCell::new()?;
+        let counters = PortCounters::new()?;
         Arc::pin_init(
             pin_init!(Self {
                 netdev,
@@ -83,6 +87,7 @@ impl Device {
                 mems,
                 qps <- Slots::new(1, crate::qp::MAX_QP as usize + 1),
                 inline_tx,
+                counters,
             }),
             GFP_KERNEL,
         )
@@ -91,6 +96,11 @@ impl Device {
     /// TX work a doorbell's TX run causes on this device (`engine::inline`).
     pub(crate) fn inline_tx(&self) -> &Arc<InlineTxCell> {
         &self.inline_tx
+    }
+
+    /// The port's counters.
+    pub(crate) fn counters(&self) -> &Arc<PortCounters> {
+        &self.counters
     }
 
     /// The netdev the port runs over.

@@ -10,6 +10,7 @@ mod qp_link;
 pub(crate) use endpoint::Endpoint;
 
 use crate::{
+    counters::PortCounters,
     device::Device,
     ffi::{
         iwcm::{CmId, CmIdRef, ConnParam, EventData},
@@ -44,6 +45,8 @@ pub(crate) struct Listener {
     /// Process context only (the accept work, connection requests, stop).
     #[pin]
     inner: Mutex<ListenInner>,
+    /// The port's counters.
+    ctr: Arc<PortCounters>,
 }
 
 impl_has_work! {
@@ -78,6 +81,11 @@ impl WorkItem for Listener {
 }
 
 impl Listener {
+    /// The port's counters.
+    pub(crate) fn counters(&self) -> &Arc<PortCounters> {
+        &self.ctr
+    }
+
     /// A connection is waiting (softirq): accept it in process context.
     pub(crate) fn ready(self: Arc<Self>) {
         let _ = cm_queue().enqueue(self);
@@ -158,7 +166,7 @@ impl Listener {
 }
 
 /// `iw_create_listen`: a TCP listener on the cm_id's (mapped) local address.
-pub(crate) fn create_listen(id: &CmIdRef<'_>, backlog: i32) -> Result {
+pub(crate) fn create_listen(dev: &Device, id: &CmIdRef<'_>, backlog: i32) -> Result {
     let sock = Socket::listen(id, backlog)?;
     let l = Arc::pin_init(
         pin_init!(Listener {
@@ -173,6 +181,7 @@ pub(crate) fn create_listen(id: &CmIdRef<'_>, backlog: i32) -> Result {
                 },
                 "rsiw_cm_listener"
             ),
+            ctr: dev.counters().clone(),
         }),
         GFP_KERNEL,
     )?;

@@ -18,6 +18,7 @@ pub(crate) mod cq;
 pub(crate) mod mr;
 pub(crate) mod qp;
 pub(crate) mod srq;
+pub(crate) mod stats;
 
 /// Vendor id: ASCII "rsw"; not an IEEE OUI (rsiw is software).
 pub(crate) const VENDOR_ID: u32 = 0x0072_7377;
@@ -32,7 +33,7 @@ const PORT: u32 = 1;
 /// Largest message: a DDP Message Offset is 32 bits (RFC 5041 §5.2).
 const MAX_MSG_SZ: u32 = u32::MAX;
 
-fn check_port(port: u32) -> Result {
+pub(super) fn check_port(port: u32) -> Result {
     if port == PORT {
         Ok(())
     } else {

@@ -26,7 +26,9 @@ const USAGE: &str = "usage:
       CASE: terminate-msn (a Terminate with MSN 2), terminate-short (a Terminate of
       2 octets), ulpdu-short (ULPDU of one octet), send-too-long (the 20 header octets
       of a Send announcing 1000 octets), early (4 octets right after the Request,
-      before the Reply), none (nothing: waits up to 10 s for the Reply)
+      before the Reply), none (nothing: waits up to 10 s for the Reply),
+      send-bad-crc (a Send of 16 octets whose MPA CRC is wrong), terminate (a valid
+      Terminate, RDMAP Remote Operation, Unexpected OpCode, MSN 1)
   rsiw-rawpeer serve-read ADDR:PORT short|full
       Listens, answers one MPA Request (Rev 2, CRC, IRD/ORD 1, a zero-length Write as
       RTR), then answers the first RDMA Read Request with a Read Response of half the
@@ -186,6 +188,16 @@ fn fpdu_case(addr: &str, case: &str) -> Result<(), String> {
             let f = fpdu(&untagged(0x3, 0, 1, &[7; 1000]), None);
             f[..2 + 18].to_vec()
         }
+        // A whole Send (MSN 1, 16 octets) whose CRC has one bit flipped (RFC 5044 §8).
+        "send-bad-crc" => {
+            let mut f = fpdu(&untagged(0x3, 0, 1, &[0x5a; 16]), None);
+            if let Some(last) = f.last_mut() {
+                *last ^= 1;
+            }
+            f
+        }
+        // RFC 5040 §4.8: Layer RDMAP, Remote Operation (2), Unexpected OpCode (6).
+        "terminate" => fpdu(&untagged(0x7, 2, 1, &[0x02, 0x06, 0, 0]), None),
         "early" => vec![0, 0, 0, 0],
         "none" => Vec::new(),
         _ => return Err(format!("unknown case `{case}`\n{USAGE}")),

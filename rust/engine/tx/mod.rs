@@ -9,6 +9,7 @@ mod sq;
 
 use super::{Engine, Inbound, Local, Outbound, Phase};
 use crate::{
+    counters::Counter,
     cq::WcStatus,
     ffi::zc::{self, PageRef, Seg, Segs},
     mem::{Checked, MemError},
@@ -284,13 +285,14 @@ impl Engine {
             if tx.sent < tx.fpdu_len() {
                 match self.send_part(&tx) {
                     Ok((n, more)) if n > 0 => {
+                        self.ctr.add(Counter::SentOctets, n as u64);
                         tx.sent = tx.sent.saturating_add(n).min(tx.fpdu_len());
                         tx.corked = more;
                         continue;
                     }
                     // Full: `write_space` kicks the work again.
-                    Ok(_) => return self.uncork(&mut tx),
-                    Err(e) if e == EAGAIN => return self.uncork(&mut tx),
+                    Ok(_) => return self.stalled(&mut tx),
+                    Err(e) if e == EAGAIN => return self.stalled(&mut tx),
                     Err(_) => {
                         tx.reset();
                         drop(tx);
@@ -356,6 +358,12 @@ impl Engine {
             let b = tx.wire.get(s - z..l).ok_or(EINVAL)?;
             self.stream.send(&[b], more).map(|n| (n, more))
         }
+    }
+
+    /// The socket is full: TX waits for write space.
+    fn stalled(&self, tx: &mut TxState) {
+        self.ctr.inc(Counter::TxStalls);
+        self.uncork(tx);
     }
 
     /// TX stops: what `MSG_MORE` held back goes out now.
@@ -442,6 +450,7 @@ impl Engine {
                 Step::Shutdown(abortive) => return Next::Shutdown(abortive),
                 Step::Go => {}
                 Step::Terminate(t) => {
+                    self.ctr.terminate(t.cause, true);
                     // The message in progress is abandoned: the Terminate
                     // ends the stream (RFC 5040 §5.3).
                     tx.cur = Some(terminate_msg(tx, t));
@@ -477,6 +486,7 @@ impl Engine {
             if tx.cur.is_some() {
                 return match self.frame(tx, append) {
                     Ok(()) => {
+                        self.ctr.inc(Counter::SentFpdus);
                         tx.batch = tx.cur.is_none()
                             && (matches!(tx.after, Done::ThenImm { .. })
                                 || more.unwrap_or_else(|| self.work_ready()));
@@ -609,6 +619,7 @@ impl Engine {
                 tx.untagged(Opcode::ReadRequest, 0, Header::ReadRequest(req), 0)
             }
         };
+        self.ctr.message_sent(tmpl.opcode);
         tx.cur = Some(Msg {
             inbound: false,
             tmpl,
@@ -658,6 +669,7 @@ impl Engine {
                 done: Done::Nothing,
             },
         };
+        self.ctr.message_sent(msg.tmpl.opcode);
         tx.cur = Some(msg);
     }
 }
