@@ -6,6 +6,8 @@
 //! time and reports when the responder closed each. `fpdu` makes a real MPA exchange
 //! (Rev 1, CRC) and then sends one crafted FPDU, printing what comes back.
 
+mod rst;
+
 use rsiw_proto::crc::{crc32c_finish, soft_update, CRC32C_INIT};
 use rsiw_proto::fpdu::pad_len;
 use std::io::{self, ErrorKind, Read, Write};
@@ -34,7 +36,12 @@ const USAGE: &str = "usage:
       RTR), then answers the first RDMA Read Request with a Read Response of half the
       requested octets (short) or all of them (full), each octet 0xa5, last flag set;
       prints `read STAG TO SIZE`, then `got HEX` (what arrived within 5 s after the
-      Response) and `end fin|rst|open`.";
+      Response) and `end fin|rst|open`.
+  rsiw-rawpeer rst PORT [COUNT [SECONDS]]
+      Resets the first COUNT (default 1) TCP connections whose local end has port PORT
+      with a forged RST from their peer, its sequence number learnt from their own
+      segments (sniffed with a packet socket); stops after SECONDS (default 30); prints
+      `victim …` per connection and `reset N of M`.";
 
 /// The MPA Request: key, flags (C), Rev 1, PD_Length (RFC 5044 §7.1.1).
 fn request(pd_len: u16) -> Vec<u8> {
@@ -417,6 +424,11 @@ fn run(args: &[String]) -> Result<(), String> {
         ),
         (Some("fpdu"), Some(addr)) => fpdu_case(addr, args.get(2).ok_or(USAGE)?),
         (Some("serve-read"), Some(addr)) => serve_read(addr, args.get(2).ok_or(USAGE)?),
+        (Some("rst"), Some(port)) => rst::run(
+            port.parse().map_err(|_| USAGE.to_string())?,
+            num(2).unwrap_or(1) as usize,
+            num(3).unwrap_or(30),
+        ),
         _ => Err(USAGE.to_string()),
     }
 }
