@@ -425,3 +425,25 @@ qp_attr() {
 mem_used_kb() {
     awk '/^MemTotal:/ { t = $2 } /^MemAvailable:/ { a = $2 } END { print t - a }' /proc/meminfo
 }
+
+# check_wait NAME PID [SECONDS]: passes if background job PID (a child of this shell)
+# exits with status 0 within SECONDS (default 60); one still running then is killed
+# (SIGKILL) and fails NAME. `check NAME wait PID` cannot do this: `check` runs its
+# command in a subshell, whose `wait` knows no children.
+check_wait() {
+    local n=${3:-60}
+    while kill -0 "$2" 2>/dev/null && [ "$n" -gt 0 ]; do
+        sleep 1
+        n=$((n - 1))
+    done
+    if kill -0 "$2" 2>/dev/null; then
+        kill -9 "$2"
+        wait "$2"
+        fail "$1" "pid $2 still running after ${3:-60} s (killed)"
+        return 1
+    fi
+    wait "$2"
+    local rc=$?
+    if [ $rc -eq 0 ]; then pass "$1"; else fail "$1" "pid $2 exited $rc"; fi
+    return $rc
+}

@@ -38,7 +38,7 @@ check "flap: port ACTIVE again" retry 10 grep -q ACTIVE $S
 check "flap: traffic resumes after the link is back (from round $before)" retry 30 sh -c \
     "[ \$(grep rounds /tmp/flap.log | tail -n 1 | sed 's/.* rounds \([0-9]*\).*/\1/') -ge $((before + 100)) ]"
 kill $client
-check "flap: the client ends cleanly (no wrong data, nothing hung)" wait $client
+check_wait "flap: the client ends cleanly (no wrong data, nothing hung)" $client
 tail -n 3 /tmp/flap.log
 check_output "flap: every byte checked right, nothing hung" 'verify_errors 0;.* hung 0;' cat /tmp/flap.log
 a=$(stat_delta $D /tmp/s1 link_downed)
@@ -52,10 +52,10 @@ check "delete: 4 connections up" retry 60 sh -c "[ \$(grep -c '^conn .* qpn' /tm
 retry 30 sh -c "grep -q 'rounds [1-9][0-9][0-9]' /tmp/del.log"
 check "delete: rdma link delete rsiw0 returns under load" timeout 60 rdma link delete $D
 check_no_output "delete: rsiw0 is gone" "$D" rdma dev show
-check "delete: the client ends (every WR completed, nothing hung, no wrong data)" wait $client
+check_wait "delete: the client ends (every WR completed, nothing hung, no wrong data)" $client
 tail -n 3 /tmp/del.log
 check_output "delete: the client's tally" 'verify_errors 0;.* hung 0;' cat /tmp/del.log
-check "delete: the server ends" wait $server
+check_wait "delete: the server ends" $server
 cat /tmp/server.log
 check_output "delete: the server saw the removal" '^rsiw-load server: device removed' cat /tmp/server.log
 check_output "delete: the server saw no wrong Send, nothing hung" 'bad 0;.* hung 0$' cat /tmp/server.log

@@ -50,7 +50,7 @@ start_server "server killed"
 start_client "server killed" 4
 kill -9 $server
 wait $server
-check "server killed: the client ends (exit 0 with --expect-failure)" wait $client
+check_wait "server killed: the client ends (exit 0 with --expect-failure)" $client
 cat /tmp/client.log | tail -n 3
 survivor_client "server killed" 4
 a=$(stat_delta $D /tmp/s1 cm_aborted)
@@ -76,7 +76,7 @@ no_leftovers "client killed"
 start_server "ss -K"
 start_client "ss -K" 4
 check_output "ss -K: the four sockets are destroyed" "$P" ss -K -t dst 10.0.2.15 dport = :$P
-check "ss -K: the client ends" wait $client
+check_wait "ss -K: the client ends" $client
 survivor_client "ss -K" 4
 kill $server
 wait $server
@@ -87,7 +87,7 @@ no_leftovers "ss -K"
 start_server "raw RST"
 start_client "raw RST" 2
 check_output "raw RST: both connections reset" '^reset 2 of 2' rsiw-rawpeer rst $P 2 60
-check "raw RST: the client ends" wait $client
+check_wait "raw RST: the client ends" $client
 survivor_client "raw RST" 2
 kill $server
 wait $server

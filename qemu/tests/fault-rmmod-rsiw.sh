@@ -45,13 +45,13 @@ check_output "held: rsiw is still loaded" '^rsiw ' cat /proc/modules
 check_output "held: rsiw0 is still there" "$D" rdma dev show
 check_output "held: its QPs are still there" "$D" rdma resource show qp
 kill $client
-check "held: the client ends cleanly" wait $client
+check_wait "held: the client ends cleanly" $client
 check_output "held: the client's data was right" 'rounds 10;.* verify_errors 0;' cat /tmp/hold.log
 check_fails "held (listener only): rmmod rsiw is refused" rmmod rsiw
 check "held (listener only): rsiw0 still carries traffic" \
     sh -c "rsiw-load client 10.0.2.15:$P --conns 1 --rounds 5 | grep -Eq 'rounds 5;.* verify_errors 0;'"
 kill $server
-check "held: the server ends cleanly" wait $server
+check_wait "held: the server ends cleanly" $server
 # Right after the applications exit (their device files are closed by the time `wait`
 # returns), with rsiw0 still there.
 check "rmmod rsiw right after the applications exit" rmmod rsiw

@@ -46,14 +46,14 @@ check "all of them connected (RTS: $rts)" test "$rts" -ge $((2 * CONNS))
 peak=$(mem_used_kb)
 echo "memory used: ${start} KiB before, ${peak} KiB with $qps QPs"
 kill $client
-check "the client ends cleanly" wait $client
+check_wait "the client ends cleanly" $client
 tail -n 1 /tmp/client.log
 check_output "client: every connection established and closed, every byte right" \
     "established $CONNS closed $CONNS failed 0 setup_failed 0; rounds $((3 * CONNS));.* verify_errors 0;.* hung 0;" \
     cat /tmp/client.log
 check "every QP gone" retry 60 sh -c "! rdma resource show qp | grep -qw $D"
 kill $server
-check "the server ends cleanly" wait $server
+check_wait "the server ends cleanly" $server
 tail -n 1 /tmp/server.log
 check_output "server: $CONNS connections accepted and closed, every Send right" \
     "accepted $CONNS refused 0 closed $CONNS open 0; sends verified $((3 * CONNS)) bad 0;.* hung 0$" \

@@ -2,8 +2,9 @@
 //! `rsiw-rawpeer rst`: resets TCP connections from outside both endpoints, as a middlebox
 //! or a rebooted peer would: a forged RST whose sequence number is the one the victim
 //! expects next (RFC 793 §3.4; RFC 5961 §3.2 accepts exactly that one and answers any
-//! other in the window with a challenge ACK). The number is learnt from the victim's own
-//! segments, sniffed on `lo`: their acknowledgment number is its RCV.NXT.
+//! other in the window with a challenge ACK). The number is learnt from the connection's
+//! segments, sniffed on a packet socket: the acknowledgment number of the victim's own,
+//! or where its peer's last one ends.
 
 use std::collections::BTreeSet;
 use std::io;
@@ -19,8 +20,12 @@ struct Tuple {
     dport: u16,
 }
 
-/// A TCP segment's addresses and its acknowledgment number, if `pkt` (an IPv4 packet) is one.
-fn parse(pkt: &[u8]) -> Option<(Tuple, u32)> {
+/// What a TCP segment (`pkt`, an IPv4 packet) of a connection on local port `port`
+/// tells about that end's RCV.NXT: the connection as seen from that end (the victim)
+/// and the value. A segment from the victim carries it as its acknowledgment number; a
+/// segment to it ends at it (sequence number plus payload), which is the fresher of the
+/// two while the peer is sending.
+fn parse(pkt: &[u8], port: u16) -> Option<(Tuple, u32)> {
     let ihl = usize::from(pkt.first()? & 0x0f) * 4;
     if pkt.first()? >> 4 != 4 || *pkt.get(9)? != 6 || ihl < 20 {
         return None;
@@ -33,23 +38,42 @@ fn parse(pkt: &[u8]) -> Option<(Tuple, u32)> {
             *pkt.get(at + 3)?,
         ))
     };
+    let total = usize::from(u16::from_be_bytes([*pkt.get(2)?, *pkt.get(3)?]));
     let tcp = pkt.get(ihl..)?;
     let be16 = |at: usize| Some(u16::from_be_bytes([*tcp.get(at)?, *tcp.get(at + 1)?]));
-    let ack = u32::from_be_bytes(tcp.get(8..12)?.try_into().ok()?);
+    let be32 = |at: usize| Some(u32::from_be_bytes(tcp.get(at..at + 4)?.try_into().ok()?));
+    let doff = usize::from(*tcp.get(12)? >> 4) * 4;
     let flags = *tcp.get(13)?;
-    // Only segments that acknowledge (every one after the handshake) and do not end it.
-    if flags & 0x10 == 0 || flags & 0x05 != 0 {
+    // Only segments that acknowledge (every one after the handshake) and neither
+    // start nor end the connection.
+    if flags & 0x10 == 0 || flags & 0x07 != 0 {
         return None;
     }
-    Some((
-        Tuple {
-            src: ip(12)?,
-            sport: be16(0)?,
-            dst: ip(16)?,
-            dport: be16(2)?,
-        },
-        ack,
-    ))
+    let (src, sport, dst, dport) = (ip(12)?, be16(0)?, ip(16)?, be16(2)?);
+    if sport == port {
+        Some((
+            Tuple {
+                src,
+                sport,
+                dst,
+                dport,
+            },
+            be32(8)?,
+        ))
+    } else if dport == port {
+        let payload = total.checked_sub(ihl + doff)?;
+        Some((
+            Tuple {
+                src: dst,
+                sport: dport,
+                dst: src,
+                dport: sport,
+            },
+            be32(4)?.wrapping_add(payload as u32),
+        ))
+    } else {
+        None
+    }
 }
 
 fn csum(data: &[u8], start: u32) -> u16 {
@@ -150,8 +174,40 @@ pub fn run(port: u16, count: usize, secs: u64) -> Result<(), String> {
     let mut sent = 0u64;
     let mut buf = [0u8; 256];
     while Instant::now() < end && done.len() < count {
-        // SAFETY: `buf` is writable for its length.
-        let n = unsafe { libc::recv(sniff, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_TRUNC) };
+        // Under traffic the victim's RCV.NXT moves with every segment its peer sends,
+        // and only the exact value resets it: read everything queued (the first read
+        // waits up to 100 ms) and keep each victim's latest acknowledgment number.
+        let mut latest: Vec<(Tuple, u32)> = Vec::new();
+        let mut flags = 0;
+        loop {
+            // SAFETY: `buf` is writable for its length.
+            let n = unsafe {
+                libc::recv(
+                    sniff,
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    flags | libc::MSG_TRUNC,
+                )
+            };
+            flags = libc::MSG_DONTWAIT;
+            let Ok(n) = usize::try_from(n) else { break };
+            let Some((t, ack)) = parse(&buf[..n.min(buf.len())], port) else {
+                continue;
+            };
+            // The first `count` connections seen are the victims.
+            if done.contains(&t) || (!seen.contains(&t) && seen.len() >= count) {
+                continue;
+            }
+            if seen.insert(t) {
+                println!("victim {}:{} <- {}:{}", t.src, t.sport, t.dst, t.dport);
+            }
+            // The furthest value seen (sequence space wraps, RFC 793 §3.3).
+            match latest.iter_mut().find(|(x, _)| *x == t) {
+                Some(e) if (ack.wrapping_sub(e.1) as i32) > 0 => e.1 = ack,
+                Some(_) => {}
+                None => latest.push((t, ack)),
+            }
+        }
         for t in seen
             .iter()
             .copied()
@@ -162,42 +218,36 @@ pub fn run(port: u16, count: usize, secs: u64) -> Result<(), String> {
                 done.insert(t);
             }
         }
-        let Ok(n) = usize::try_from(n) else { continue };
-        let Some((t, ack)) = parse(&buf[..n.min(buf.len())]) else {
-            continue;
-        };
-        // The first `count` connections seen are the victims.
-        if t.sport != port || done.contains(&t) || (!seen.contains(&t) && seen.len() >= count) {
-            continue;
+        for (t, ack) in latest {
+            if done.contains(&t) {
+                continue;
+            }
+            let p = rst_packet(t, ack);
+            let to = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: 0,
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from(t.src).to_be(),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: `p` and `to` are valid for the call.
+            let rv = unsafe {
+                libc::sendto(
+                    raw,
+                    p.as_ptr().cast(),
+                    p.len(),
+                    0,
+                    (&to as *const libc::sockaddr_in).cast(),
+                    std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+                )
+            };
+            if rv > 0 {
+                sent += 1;
+            }
         }
-        if seen.insert(t) {
-            println!("victim {}:{} <- {}:{}", t.src, t.sport, t.dst, t.dport);
-        }
-        let p = rst_packet(t, ack);
-        let to = libc::sockaddr_in {
-            sin_family: libc::AF_INET as libc::sa_family_t,
-            sin_port: 0,
-            sin_addr: libc::in_addr {
-                s_addr: u32::from(t.src).to_be(),
-            },
-            sin_zero: [0; 8],
-        };
-        // SAFETY: `p` and `to` are valid for the call.
-        let rv = unsafe {
-            libc::sendto(
-                raw,
-                p.as_ptr().cast(),
-                p.len(),
-                0,
-                (&to as *const libc::sockaddr_in).cast(),
-                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-            )
-        };
-        if rv > 0 {
-            sent += 1;
-        }
-        // Let the victim act on it before the next try.
-        std::thread::sleep(Duration::from_millis(20));
+        // Let the victims act on them before the next try.
+        std::thread::sleep(Duration::from_millis(2));
     }
     for t in seen
         .iter()
