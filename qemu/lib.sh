@@ -797,3 +797,53 @@ pyverbs_suite() {
         esac
     done < /tmp/pyverbs-cases
 }
+
+# stats_save DEV FILE: the port counters of DEV/1 (`rdma statistic show link`), one
+# `name value` per line, into FILE.
+stats_save() {
+    rdma statistic show link "$1/1" | tr -s ' ' '\n' |
+        awk 'NR > 2 { if (k == "") k = $0; else { print k, $0; k = "" } }' > "$2"
+}
+
+# stat_delta DEV FILE NAME: how much counter NAME of DEV/1 grew since `stats_save DEV FILE`.
+stat_delta() {
+    awk -v n="$3" '$1 == n { print $2 }' "$2" > /tmp/.stat_before
+    rdma statistic show link "$1/1" | tr -s ' ' '\n' |
+        awk -v n="$3" -v b="$(cat /tmp/.stat_before)" 'prev == n { print $0 - b; exit } { prev = $0 }'
+}
+
+# qp_attr QPN NAME [FILE]: the driver attribute NAME (without `drv_`) of QP QPN in
+# `rdma -dd resource show qp` (or in FILE, a saved copy of its output).
+qp_attr() {
+    if [ -n "$3" ]; then cat "$3"; else rdma -dd resource show qp; fi |
+        awk -v q="$1" '$3 == "lqpn" && $4 == q' | tr -s ' ' '\n' |
+        awk -v n="drv_$2" 'prev == n { print; exit } { prev = $0 }'
+}
+
+# mem_used_kb: the memory the kernel and every process hold (MemTotal - MemAvailable),
+# in KiB.
+mem_used_kb() {
+    awk '/^MemTotal:/ { t = $2 } /^MemAvailable:/ { a = $2 } END { print t - a }' /proc/meminfo
+}
+
+# check_wait NAME PID [SECONDS]: passes if background job PID (a child of this shell)
+# exits with status 0 within SECONDS (default 60); one still running then is killed
+# (SIGKILL) and fails NAME. `check NAME wait PID` cannot do this: `check` runs its
+# command in a subshell, whose `wait` knows no children.
+check_wait() {
+    local n=${3:-60}
+    while kill -0 "$2" 2>/dev/null && [ "$n" -gt 0 ]; do
+        sleep 1
+        n=$((n - 1))
+    done
+    if kill -0 "$2" 2>/dev/null; then
+        kill -9 "$2"
+        wait "$2"
+        fail "$1" "pid $2 still running after ${3:-60} s (killed)"
+        return 1
+    fi
+    wait "$2"
+    local rc=$?
+    if [ $rc -eq 0 ]; then pass "$1"; else fail "$1" "pid $2 exited $rc"; fi
+    return $rc
+}

@@ -2,6 +2,7 @@
 //! Per-device state of an rsiw RNIC: its netdev, addresses and counters.
 
 use crate::{
+    counters::PortCounters,
     engine::InlineTxCell,
     ffi::{
         attr::PortState,
@@ -62,6 +63,8 @@ pub(crate) struct Device {
     /// Process context (`modify_qp`, `dealloc_driver`).
     #[pin]
     qp_listener: Mutex<Option<Arc<dyn QpListener>>>,
+    /// The port's counters (`rdma statistic`), shared with the engines.
+    counters: Arc<PortCounters>,
 }
 
 /// Takes a slot of `count` if fewer than `max` are taken.
@@ -83,6 +86,7 @@ impl Device {
     pub(crate) fn new(netdev: NetDevice, mac: [u8; ETH_ALEN]) -> Result<Arc<Self>> {
         let mems = MemTable::new()?;
         let inline_tx = InlineTxCell::new()?;
+        let counters = PortCounters::new()?;
         Arc::pin_init(
             pin_init!(Self {
                 netdev,
@@ -97,6 +101,7 @@ impl Device {
                 qps <- Slots::new(1, crate::qp::MAX_QP as usize + 1),
                 inline_tx,
                 qp_listener <- new_mutex!(None, "rsiw_qp_listener"),
+                counters,
             }),
             GFP_KERNEL,
         )
@@ -105,6 +110,11 @@ impl Device {
     /// TX work a doorbell's TX run causes on this device (`engine::inline`).
     pub(crate) fn inline_tx(&self) -> &Arc<InlineTxCell> {
         &self.inline_tx
+    }
+
+    /// The port's counters.
+    pub(crate) fn counters(&self) -> &Arc<PortCounters> {
+        &self.counters
     }
 
     /// The netdev the port runs over.

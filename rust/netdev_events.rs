@@ -2,12 +2,12 @@
 //! Following the netdev: link changes become port events, and the netdev's
 //! unregistration removes the rsiw device on it.
 
-use crate::device::Device;
 use crate::ffi::{
     attr::PortState,
     ib::{PortEvent, RegisteredDevice},
     netdev::NetdevEvent,
 };
+use crate::{counters::Counter, device::Device};
 
 /// Handles one notifier event for the rsiw device on the netdev (RTNL held).
 pub(crate) fn handle(dev: RegisteredDevice<Device>, event: NetdevEvent) {
@@ -15,6 +15,9 @@ pub(crate) fn handle(dev: RegisteredDevice<Device>, event: NetdevEvent) {
         NetdevEvent::Up | NetdevEvent::Down | NetdevEvent::Change => {
             let state = dev.data().port_state();
             if dev.data().note_reported(state) {
+                if state == PortState::Down {
+                    dev.data().counters().inc(Counter::LinkDowned);
+                }
                 dev.port_event(match state {
                     PortState::Active => PortEvent::Active,
                     PortState::Down => PortEvent::Err,

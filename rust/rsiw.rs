@@ -9,6 +9,8 @@
 #[forbid(unsafe_code)]
 mod cm;
 #[forbid(unsafe_code)]
+mod counters;
+#[forbid(unsafe_code)]
 mod cq;
 #[forbid(unsafe_code)]
 mod device;

@@ -35,8 +35,9 @@ pub(crate) trait StreamOwner: Send + Sync {
     /// The socket closed under the stream (softirq): peer FIN, or RST/error
     /// if `abortive`.
     fn stream_closed(&self, abortive: bool);
-    /// The local side closes the stream (process context).
-    fn local_closed(&self);
+    /// The local side closes the stream (process context), with a reset
+    /// if `abortive`.
+    fn local_closed(&self, abortive: bool);
 }
 
 /// The socket's callback context while a consumer is attached.
@@ -146,7 +147,7 @@ impl Stream {
     pub(crate) fn shutdown(&self, abortive: bool) {
         // First, so that the close the socket reports from within an
         // abortive shutdown is not taken for the peer's.
-        self.owner.local_closed();
+        self.owner.local_closed(abortive);
         self.sock.shutdown(abortive);
     }
 

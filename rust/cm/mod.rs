@@ -11,6 +11,7 @@ pub(crate) mod qpconn;
 pub(crate) use endpoint::Endpoint;
 
 use crate::{
+    counters::PortCounters,
     device::Device,
     ffi::{
         iwcm::{CmId, CmIdRef, ConnParam, EventData},
@@ -48,6 +49,8 @@ pub(crate) struct Listener {
     /// Process context only (the accept work, connection requests, stop).
     #[pin]
     inner: Mutex<ListenInner>,
+    /// The port's counters.
+    ctr: Arc<PortCounters>,
 }
 
 impl_has_work! {
@@ -92,6 +95,11 @@ impl Listener {
         }
         // Connections that completed before the watch was installed.
         self.clone().ready();
+    }
+
+    /// The port's counters.
+    pub(crate) fn counters(&self) -> &Arc<PortCounters> {
+        &self.ctr
     }
 
     /// A connection is waiting (softirq): accept it in process context.
@@ -182,7 +190,7 @@ impl Listener {
 }
 
 /// `iw_create_listen`: a TCP listener on the cm_id's (mapped) local address.
-pub(crate) fn create_listen(id: &CmIdRef<'_>, backlog: i32) -> Result {
+pub(crate) fn create_listen(dev: &Device, id: &CmIdRef<'_>, backlog: i32) -> Result {
     let sock = Socket::listen(id, backlog)?;
     let l = Arc::pin_init(
         pin_init!(Listener {
@@ -198,6 +206,7 @@ pub(crate) fn create_listen(id: &CmIdRef<'_>, backlog: i32) -> Result {
                 },
                 "rsiw_cm_listener"
             ),
+            ctr: dev.counters().clone(),
         }),
         GFP_KERNEL,
     )?;

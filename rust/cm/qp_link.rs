@@ -70,6 +70,7 @@ pub(crate) fn start(
     let res = engine::Resources {
         mems: q.dev().mems().clone(),
         inline: q.dev().inline_tx().clone(),
+        counters: q.dev().counters().clone(),
     };
     let conn = engine::Conn::new(port, &res, &stream, params)?;
     let (ord, ird) = conn.ord_ird();

@@ -29,6 +29,7 @@ pub(crate) fn listener(dev: &Arc<Device>) -> Result<Arc<dyn QpListener>> {
         let l = Arc::pin_init(
             pin_init!(Listener {
                 work <- new_work!("rsiw_cm_listener"),
+                ctr: dev.counters().clone(),
                 inner <- new_mutex!(
                     ListenInner {
                         sock: None,

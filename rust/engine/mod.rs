@@ -16,6 +16,7 @@ pub(crate) use port::QpPort;
 
 use crate::queue::Fifo;
 use crate::{
+    counters::{ConnCounters, PortCounters},
     cq::WcStatus,
     ffi::{crc::KernelCrc32c, lock::IrqSpinLock, qp::QpEvent, wq},
     mem::{Checked, MemTable},
@@ -159,6 +160,8 @@ pub(crate) struct Engine {
     inline: Arc<InlineTxCell>,
     stream: Arc<Stream>,
     params: Params,
+    /// This connection's counters (and through them the port's).
+    ctr: ConnCounters,
     /// No more TX work may be queued (the stream is shut down).
     stopped: AtomicBool,
     /// TX work items queued or running.
@@ -265,6 +268,7 @@ impl Engine {
                 inline: dev.inline.clone(),
                 stream: eng_stream,
                 params,
+                ctr: ConnCounters::new(&dev.counters),
                 stopped: AtomicBool::new(false),
                 busy: AtomicU32::new(0),
                 inbound: AtomicU32::new(0),
@@ -287,13 +291,29 @@ pub(crate) struct Conn {
     eng: Arc<Engine>,
 }
 
-/// What a connection uses of its device: the STag table and the inline TX
-/// state.
+/// What a connection uses of its device: the STag table, the inline TX
+/// state and the port's counters.
 pub(crate) struct Resources {
     /// The STag table.
     pub(crate) mems: Arc<MemTable>,
     /// The inline TX state.
     pub(crate) inline: Arc<InlineTxCell>,
+    /// The port's counters.
+    pub(crate) counters: Arc<PortCounters>,
+}
+
+/// A connection as `rdma resource show qp -d` shows it.
+pub(crate) struct Details {
+    /// The negotiated stream parameters.
+    pub(crate) params: Params,
+    /// Outbound Reads and Atomics awaiting their response (ORQ).
+    pub(crate) orq: usize,
+    /// Inbound Reads and Atomics accepted and not yet answered.
+    pub(crate) inbound: u32,
+    /// The stream is closing or closed.
+    pub(crate) closing: bool,
+    /// The connection's counters, in `counters::Counter` order.
+    pub(crate) counters: [u64; crate::counters::N],
 }
 
 impl Conn {
@@ -320,6 +340,22 @@ impl Conn {
     /// The negotiated ORD and IRD, as the engine enforces them.
     pub(crate) fn ord_ird(&self) -> (u32, u32) {
         (self.eng.params.ord, self.eng.params.ird)
+    }
+
+    /// What the connection negotiated, holds and counted.
+    pub(crate) fn details(&self) -> Details {
+        let e = &self.eng;
+        let (orq, closing) = {
+            let s = e.shared.lock();
+            (s.orq.len(), !matches!(s.phase, Phase::Running))
+        };
+        Details {
+            params: e.params,
+            orq,
+            inbound: e.inbound.load(Ordering::Relaxed),
+            closing,
+            counters: e.ctr.values(),
+        }
     }
 
     /// The connection never ran (its start failed): no TX work may be

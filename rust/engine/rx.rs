@@ -8,6 +8,7 @@
 
 use super::{causes, Engine, Inbound, Local, Outbound, Phase};
 use crate::{
+    counters::Counter,
     cq::{WcFlags, WcStatus},
     ffi::{crc::KernelCrc32c, qp::QpEvent},
     mem::{Access, Checked, MemError},
@@ -554,6 +555,7 @@ impl RxSink for Sink<'_> {
     }
 
     fn segment_end(&mut self, end: &SegmentEnd) -> Result<(), TermCause> {
+        self.eng.ctr.fpdu_rcvd(end.opcode, end.last);
         self.ctx.seg = Seg::None;
         let pending = core::mem::replace(&mut self.ctx.pending, Pending::None);
         let r = match (end.opcode, end.ddp) {
@@ -662,6 +664,7 @@ impl Engine {
     /// (`Sink::saturated`: the parser stops at an FPDU boundary, the queue
     /// is run, and the rest of the piece follows).
     pub(super) fn rx(self: &Arc<Self>, data: &[u8]) -> usize {
+        self.ctr.add(Counter::RcvdOctets, data.len() as u64);
         let mut rest = data;
         while !rest.is_empty() {
             let failed = {
@@ -748,6 +751,11 @@ impl Engine {
     /// 5040 §7.2, it only ends the stream), QP to ERROR.
     fn rx_failed(self: &Arc<Self>, e: RxError, recv: Option<Recv>) {
         let t = e.terminate;
+        self.ctr.rx_error(t.cause);
+        // The Terminate is queued before the ULP hears of the error: one that
+        // destroys its QP on the receive's error completion closes abortively,
+        // and that close keeps a Terminate already due but takes no new one.
+        self.request_close(false, e.reply.then_some(t));
         if let Some(r) = recv {
             let status = if t.cause == TermCause::DDP_MESSAGE_TOO_LONG {
                 WcStatus::LocLenErr
@@ -774,6 +782,7 @@ impl Engine {
     /// send WQE gets its error, everything else is flushed.
     fn peer_terminate(self: &Arc<Self>, cause: TermCause) {
         pr_info!("qp {}: peer sent Terminate {:?}\n", self.qp.num(), cause);
+        self.ctr.terminate(cause, false);
         self.qp.sq_fail_oldest(causes::peer_status(cause));
         {
             let mut s = self.shared.lock();

@@ -50,12 +50,15 @@ static struct ib_device_ops rsiw_device_ops = {
 	/* 6.12's enum rdma_driver_id is closed; the provider matches by name. */
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
+	.alloc_hw_port_stats = rsiw_rust_alloc_hw_port_stats,
 	.alloc_pd = rsiw_rust_alloc_pd,
 	.alloc_ucontext = rsiw_rust_alloc_ucontext,
 	.dealloc_driver = rsiw_dealloc_driver,
 	.dealloc_pd = rsiw_rust_dealloc_pd,
 	.dealloc_ucontext = rsiw_rust_dealloc_ucontext,
+	.fill_res_qp_entry = rsiw_rust_fill_res_qp_entry,
 	.get_dev_fw_str = rsiw_get_dev_fw_str,
+	.get_hw_stats = rsiw_rust_get_hw_stats,
 	.get_port_immutable = rsiw_rust_get_port_immutable,
 	.iw_accept = rsiw_rust_iw_accept,
 	.iw_add_ref = rsiw_rust_iw_add_ref,

@@ -20,6 +20,7 @@
 #include "shim_uq.h"
 #include "shim_zc.h"
 #include "shim_wq.h"
+#include "shim_stats.h"
 
 /* The ib_device container; the core allocates it with ib_alloc_device(). */
 struct rsiw_ibdev {

@@ -18,6 +18,7 @@ pub(crate) mod cq;
 pub(crate) mod mr;
 pub(crate) mod qp;
 pub(crate) mod srq;
+pub(crate) mod stats;
 
 /// Vendor id: ASCII "rsw"; not an IEEE OUI (rsiw is software).
 pub(crate) const VENDOR_ID: u32 = 0x0072_7377;
@@ -35,7 +36,7 @@ const MAX_MSG_SZ: u32 = u32::MAX;
 /// addresses (IPv4 mapped into IPv6, then IPv6), which QP connections name.
 pub(crate) const GID_TBL_LEN: u32 = 16;
 
-fn check_port(port: u32) -> Result {
+pub(super) fn check_port(port: u32) -> Result {
     if port == PORT {
         Ok(())
     } else {

@@ -91,6 +91,12 @@ pub struct CmEvent {
 }
 
 impl CmEvent {
+    /// Which ID the event is for (compare with [`CmId::key`]); for a
+    /// CONNECT_REQUEST, the new connection's ID.
+    pub fn id_key(&self) -> usize {
+        self.id as usize
+    }
+
     /// The event's name, for messages.
     pub fn name(&self) -> String {
         // SAFETY: rdma_event_str returns a static string for any value.
@@ -204,6 +210,11 @@ impl CmId {
 
     fn raw(&self) -> *mut rdma_cm_id {
         self.0.id
+    }
+
+    /// A value naming this ID in its events ([`CmEvent::id_key`]).
+    pub fn key(&self) -> usize {
+        self.0.id as usize
     }
 
     fn ctx(&self) -> Result<*mut ibv_context> {

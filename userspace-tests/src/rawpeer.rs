@@ -6,6 +6,8 @@
 //! time and reports when the responder closed each. `fpdu` makes a real MPA exchange
 //! (Rev 1, CRC) and then sends one crafted FPDU, printing what comes back.
 
+mod rst;
+
 use rsiw_proto::crc::{crc32c_finish, soft_update, CRC32C_INIT};
 use rsiw_proto::fpdu::pad_len;
 use std::io::{self, ErrorKind, Read, Write};
@@ -26,7 +28,9 @@ const USAGE: &str = "usage:
       CASE: terminate-msn (a Terminate with MSN 2), terminate-short (a Terminate of
       2 octets), ulpdu-short (ULPDU of one octet), send-too-long (the 20 header octets
       of a Send announcing 1000 octets), early (4 octets right after the Request,
-      before the Reply), none (nothing: waits up to 10 s for the Reply)
+      before the Reply), none (nothing: waits up to 10 s for the Reply),
+      send-bad-crc (a Send of 16 octets whose MPA CRC is wrong), terminate (a valid
+      Terminate, RDMAP Remote Operation, Unexpected OpCode, MSN 1)
   rsiw-rawpeer serve-read ADDR:PORT short|full
       Listens, answers one MPA Request (Rev 2, CRC, IRD/ORD 1, a zero-length Write as
       RTR), then answers the first RDMA Read Request with a Read Response of half the
@@ -38,7 +42,12 @@ const USAGE: &str = "usage:
       IRD/ORD 1, peer-to-peer with a zero-length Write as RTR, the qpconn block naming
       the QPs and PSNs, numbers in hex), from FROM_IP if given; waits up to WAIT_S
       (default 10) for the Reply; prints `reply HEX` (or `reply none`), `rejected
-      yes|no`, then `end fin|rst|open` (within 3 s after the Reply).";
+      yes|no`, then `end fin|rst|open` (within 3 s after the Reply).
+  rsiw-rawpeer rst PORT [COUNT [SECONDS]]
+      Resets the first COUNT (default 1) TCP connections whose local end has port PORT
+      with a forged RST from their peer, its sequence number learnt from their own
+      segments (sniffed with a packet socket); stops after SECONDS (default 30); prints
+      `victim …` per connection and `reset N of M`.";
 
 /// The MPA Request: key, flags (C), Rev 1, PD_Length (RFC 5044 §7.1.1).
 fn request(pd_len: u16) -> Vec<u8> {
@@ -192,6 +201,16 @@ fn fpdu_case(addr: &str, case: &str) -> Result<(), String> {
             let f = fpdu(&untagged(0x3, 0, 1, &[7; 1000]), None);
             f[..2 + 18].to_vec()
         }
+        // A whole Send (MSN 1, 16 octets) whose CRC has one bit flipped (RFC 5044 §8).
+        "send-bad-crc" => {
+            let mut f = fpdu(&untagged(0x3, 0, 1, &[0x5a; 16]), None);
+            if let Some(last) = f.last_mut() {
+                *last ^= 1;
+            }
+            f
+        }
+        // RFC 5040 §4.8: Layer RDMAP, Remote Operation (2), Unexpected OpCode (6).
+        "terminate" => fpdu(&untagged(0x7, 2, 1, &[0x02, 0x06, 0, 0]), None),
         "early" => vec![0, 0, 0, 0],
         "none" => Vec::new(),
         _ => return Err(format!("unknown case `{case}`\n{USAGE}")),
@@ -508,6 +527,11 @@ fn run(args: &[String]) -> Result<(), String> {
         (Some("fpdu"), Some(addr)) => fpdu_case(addr, args.get(2).ok_or(USAGE)?),
         (Some("serve-read"), Some(addr)) => serve_read(addr, args.get(2).ok_or(USAGE)?),
         (Some("qpconn"), Some(_)) => qpconn(args),
+        (Some("rst"), Some(port)) => rst::run(
+            port.parse().map_err(|_| USAGE.to_string())?,
+            num(2).unwrap_or(1) as usize,
+            num(3).unwrap_or(30),
+        ),
         _ => Err(USAGE.to_string()),
     }
 }

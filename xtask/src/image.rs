@@ -30,6 +30,7 @@ const TOOLS: &[&str] = &[
     "rdma",
     "tcpdump",
     "iperf3",
+    "ss",
 ];
 
 /// Where Debian keeps libibverbs providers; the rsiw provider goes there too.
@@ -120,11 +121,14 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
         Part::Built(bin) => {
             t.insert("usr/bin/rsiw-verbs-test", Entry::File(bin.clone(), 0o755));
             elves.push(bin.clone());
-            // Built by the same package: the raw MPA peer of the CM and RX tests.
-            let raw = bin.with_file_name("rsiw-rawpeer");
-            if raw.exists() {
-                t.insert("usr/bin/rsiw-rawpeer", Entry::File(raw.clone(), 0o755));
-                elves.push(raw);
+            // Built by the same package: the raw MPA peer of the CM and RX tests, and
+            // the traffic generator of the fault and soak runs.
+            for name in ["rsiw-rawpeer", "rsiw-load"] {
+                let p = bin.with_file_name(name);
+                if p.exists() {
+                    t.insert(&format!("usr/bin/{name}"), Entry::File(p.clone(), 0o755));
+                    elves.push(p);
+                }
             }
             // The NFS data checker and fsx, built by the same package.
             let io = bin.with_file_name("rsiw-nfs-io");

@@ -19,7 +19,9 @@ pub const LAYERS: &[(&str, &[&str])] = &[
     ("engine", &["engine"]),
     (
         "resources",
-        &["cq", "mem", "wr", "uqueue", "stream", "slots", "queue"],
+        &[
+            "cq", "mem", "wr", "uqueue", "stream", "slots", "queue", "counters",
+        ],
     ),
     ("wrappers", &["ffi"]),
     ("protocol core and ABI", &["proto", "abi"]),

@@ -152,6 +152,7 @@ impl Endpoint {
                 if let Some(code) = e.terminate_code() {
                     // The exchange completed: tell the responder why (RFC 6581 §4).
                     let _ = mpa_io::write_terminate(&sock, req.crc || rep.crc, code);
+                    self.ctr.inc(Counter::TerminatesSentLlp);
                     sock.shutdown(false);
                 } else {
                     sock.shutdown(true);
@@ -221,6 +222,11 @@ impl Endpoint {
     /// Reports a failed connect on `id` and drops that reference.
     pub(super) fn report_connect_failed(&self, id: CmId, status: i32, private_data: &[u8]) {
         self.inner.lock().phase = Phase::Closed;
+        self.ctr.inc(if status == errno::connrefused().to_errno() {
+            Counter::CmRefused
+        } else {
+            Counter::CmSetupFailed
+        });
         let data = EventData {
             status,
             private_data,

@@ -16,6 +16,7 @@ use super::{
     Listener,
 };
 use crate::{
+    counters::{Counter, PortCounters},
     device::Device,
     ffi::{
         deadline::{Deadline, Expire},
@@ -47,6 +48,8 @@ const EXPIRED: u8 = 4;
 const ABORT: u8 = 8;
 /// `events` bit: a QP was armed; a parked request looks for its QP again.
 const REARM: u8 = 16;
+/// `events` bit: the close (either side's) was a reset or an error.
+const ABORTED: u8 = 32;
 
 /// Classes of the rate-limited lines about refused peers, each limited on
 /// its own so that a flood of one hides no other.
@@ -183,6 +186,8 @@ pub(crate) struct Endpoint {
     events: AtomicU8,
     /// The current phase's time limit; no work item waits for it.
     deadline: Deadline<Endpoint>,
+    /// The port's counters (connections established, refused, closed).
+    ctr: Arc<PortCounters>,
 }
 
 impl_has_work! {
@@ -251,7 +256,7 @@ fn event_depth(v: u16) -> u8 {
 }
 
 impl Endpoint {
-    fn new(phase: Phase, cm_id: Option<CmId>) -> Result<Arc<Self>> {
+    fn new(phase: Phase, cm_id: Option<CmId>, ctr: &Arc<PortCounters>) -> Result<Arc<Self>> {
         let deadline = Deadline::new()?;
         Arc::pin_init(
             pin_init!(Self {
@@ -259,6 +264,7 @@ impl Endpoint {
                 inner <- new_mutex!(Inner { phase, cm_id, qp: None }, "rsiw_cm_endpoint"),
                 events: AtomicU8::new(0),
                 deadline,
+                ctr: ctr.clone(),
             }),
             GFP_KERNEL,
         )
@@ -320,7 +326,7 @@ impl Endpoint {
             ird: depth(param.ird),
             ord: depth(param.ord),
         };
-        let ep = Self::new(phase, Some(id.get()))?;
+        let ep = Self::new(phase, Some(id.get()), dev.counters())?;
         ep.schedule();
         Ok(())
     }
@@ -335,7 +341,9 @@ impl Endpoint {
         sock.set_timeout(p.timeout_ms);
         let req = KBox::new(FrameBuf::new(), GFP_KERNEL)?;
         // Registered with the listener first, so that a stop sees it.
-        let Some(ep) = listener.admit(p.max_pending, || Self::new(Phase::Busy, None))? else {
+        let ctr = listener.counters().clone();
+        let Some(ep) = listener.admit(p.max_pending, || Self::new(Phase::Busy, None, &ctr))? else {
+            ctr.inc(Counter::CmRefused);
             sock.warn(
                 warn::BOUND,
                 c_str!(
@@ -385,6 +393,7 @@ impl Endpoint {
             stream.shutdown(true);
             return Err((id, e));
         }
+        self.ctr.inc(Counter::CmEstablished);
         let _ = id.event(ev, None, data);
         inner.cm_id = Some(id);
         Ok(())
@@ -397,23 +406,26 @@ impl Endpoint {
 
     /// The socket closed under an established stream (softirq): the work
     /// item reports it.
-    pub(crate) fn stream_closed(self: &Arc<Self>, _abortive: bool) {
-        self.events.fetch_or(PEER, Ordering::AcqRel);
+    pub(crate) fn stream_closed(self: &Arc<Self>, abortive: bool) {
+        let aborted = if abortive { ABORTED } else { 0 };
+        self.events.fetch_or(PEER | aborted, Ordering::AcqRel);
         self.schedule();
     }
 
     /// The local side closes the stream (the ULP's disconnect through
     /// `modify_qp`, or the engine after an error).
-    pub(crate) fn local_closed(self: &Arc<Self>) {
-        self.events.fetch_or(LOCAL, Ordering::AcqRel);
+    pub(crate) fn local_closed(self: &Arc<Self>, abortive: bool) {
+        let aborted = if abortive { ABORTED } else { 0 };
+        self.events.fetch_or(LOCAL | aborted, Ordering::AcqRel);
         self.schedule();
     }
 
     /// Work: reports the close once: `DISCONNECT` if the peer closed first,
     /// then `CLOSE`; drops the cm_id and its stream reference.
     fn close(&self) {
-        let bits = self.events.fetch_and(!(PEER | LOCAL), Ordering::AcqRel) & (PEER | LOCAL);
-        if bits == 0 {
+        let all = PEER | LOCAL | ABORTED;
+        let bits = self.events.fetch_and(!all, Ordering::AcqRel) & all;
+        if bits & (PEER | LOCAL) == 0 {
             return;
         }
         let (id, stream) = {
@@ -434,6 +446,10 @@ impl Endpoint {
         }
         drop(id);
         if let Some(stream) = stream {
+            self.ctr.inc(Counter::CmClosed);
+            if bits & ABORTED != 0 {
+                self.ctr.inc(Counter::CmAborted);
+            }
             if bits & LOCAL == 0 {
                 // The engine has had its `closed`; detaching breaks the
                 // stream → consumer → stream cycle now.
@@ -454,8 +470,8 @@ impl StreamOwner for Owner {
         self.0.stream_closed(abortive);
     }
 
-    fn local_closed(&self) {
-        self.0.local_closed();
+    fn local_closed(&self, abortive: bool) {
+        self.0.local_closed(abortive);
     }
 }
 

@@ -50,7 +50,7 @@ impl Endpoint {
         } else {
             Phase::QpWait
         };
-        let ep = Self::new(phase, None)?;
+        let ep = Self::new(phase, None, qp.dev().counters())?;
         {
             let mut inner = ep.inner.lock();
             inner.qp = Some(QpAttempt {

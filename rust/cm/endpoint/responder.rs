@@ -189,6 +189,11 @@ impl Endpoint {
             SetupError::Mpa(MpaError::BadKey | MpaError::Truncated { .. }) => false,
             SetupError::Mpa(_) => true,
         };
+        self.ctr.inc(if speaks_mpa {
+            Counter::CmRefused
+        } else {
+            Counter::CmSetupFailed
+        });
         if speaks_mpa {
             // RFC 5044 §7.1.1: the R bit tells the initiator why we close.
             let _ = mpa_io::write(&sock, &mpa::reject_reply(local, rev, &[]));
@@ -233,6 +238,7 @@ impl Endpoint {
                 c_str!("bytes after the MPA Request, before the Reply: reset"),
             );
             self.inner.lock().phase = Phase::Closed;
+            self.ctr.inc(Counter::CmSetupFailed);
             sock.shutdown(true);
             return Err(errno::connreset());
         }
@@ -248,6 +254,7 @@ impl Endpoint {
             Ok(v) => v,
             Err(e) => {
                 self.inner.lock().phase = Phase::Closed;
+                self.ctr.inc(Counter::CmSetupFailed);
                 sock.shutdown(true);
                 return Err(e);
             }
@@ -268,7 +275,10 @@ impl Endpoint {
             ord: event_depth(params.ord),
         };
         self.establish(id.get(), stream, &qp, &setup, Event::Established, &data)
-            .map_err(|(_, e)| e)
+            .map_err(|(_, e)| {
+                self.ctr.inc(Counter::CmSetupFailed);
+                e
+            })
     }
 
     /// `iw_reject`: a Reply with the Reject bit and the ULP's private data,
@@ -278,6 +288,7 @@ impl Endpoint {
             return Ok(());
         };
         self.inner.lock().phase = Phase::Closed;
+        self.ctr.inc(Counter::CmRefused);
         let rev = FrameRepr::parse_bytes(req.bytes(), FrameKind::Request)
             .map(|r| r.rev)
             .ok();

@@ -9,6 +9,7 @@ mod sq;
 
 use super::{Engine, Inbound, Local, Outbound, Phase};
 use crate::{
+    counters::Counter,
     cq::WcStatus,
     ffi::zc::{self, PageRef, Seg, Segs},
     mem::{Checked, MemError},
@@ -297,13 +298,14 @@ impl Engine {
             if tx.sent < tx.fpdu_len() {
                 match self.send_part(&tx) {
                     Ok((n, more)) if n > 0 => {
+                        self.ctr.add(Counter::SentOctets, n as u64);
                         tx.sent = tx.sent.saturating_add(n).min(tx.fpdu_len());
                         tx.corked = more;
                         continue;
                     }
                     // Full: `write_space` kicks the work again.
-                    Ok(_) => return self.uncork(&mut tx),
-                    Err(e) if e == EAGAIN => return self.uncork(&mut tx),
+                    Ok(_) => return self.stalled(&mut tx),
+                    Err(e) if e == EAGAIN => return self.stalled(&mut tx),
                     Err(_) => {
                         tx.reset();
                         drop(tx);
@@ -369,6 +371,12 @@ impl Engine {
             let b = tx.wire.get(s - z..l).ok_or(EINVAL)?;
             self.stream.send(&[b], more).map(|n| (n, more))
         }
+    }
+
+    /// The socket is full: TX waits for write space.
+    fn stalled(&self, tx: &mut TxState) {
+        self.ctr.inc(Counter::TxStalls);
+        self.uncork(tx);
     }
 
     /// TX stops: what `MSG_MORE` held back goes out now.
@@ -455,6 +463,7 @@ impl Engine {
                 Step::Shutdown(abortive) => return Next::Shutdown(abortive),
                 Step::Go => {}
                 Step::Terminate(t) => {
+                    self.ctr.terminate(t.cause, true);
                     // The message in progress is abandoned: the Terminate
                     // ends the stream (RFC 5040 §5.3).
                     tx.cur = Some(terminate_msg(tx, t));
@@ -490,6 +499,7 @@ impl Engine {
             if tx.cur.is_some() {
                 return match self.frame(tx, append) {
                     Ok(()) => {
+                        self.ctr.inc(Counter::SentFpdus);
                         tx.batch = tx.cur.is_none()
                             && (matches!(tx.after, Done::ThenImm { .. })
                                 || more.unwrap_or_else(|| self.work_ready()));
@@ -622,6 +632,7 @@ impl Engine {
                 tx.untagged(Opcode::ReadRequest, 0, Header::ReadRequest(req), 0)
             }
         };
+        self.ctr.message_sent(tmpl.opcode);
         tx.cur = Some(Msg {
             inbound: false,
             tmpl,
@@ -671,6 +682,7 @@ impl Engine {
                 done: Done::Nothing,
             },
         };
+        self.ctr.message_sent(msg.tmpl.opcode);
         tx.cur = Some(msg);
     }
 }

@@ -6,6 +6,7 @@
 
 use super::{Done, Msg, Src, TxState};
 use crate::{
+    counters::Counter,
     cq::WcStatus,
     engine::{local, Engine, Local, Outbound},
     mem::Access,
@@ -106,6 +107,7 @@ impl Engine {
                     // RX pops the ORQ under this lock, then sees the flag.
                     s.tx_stalled = true;
                     drop(s);
+                    self.ctr.inc(Counter::OrdStalls);
                     // Region references go outside the lock.
                     drop(orq);
                     return None;
@@ -283,6 +285,7 @@ impl Engine {
                 (tmpl, Src::None, Done::Nothing)
             }
         };
+        self.ctr.message_sent(tmpl.opcode);
         tx.cur = Some(Msg {
             inbound: false,
             tmpl,

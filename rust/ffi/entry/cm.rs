@@ -122,8 +122,8 @@ unsafe extern "C" fn rsiw_rust_iw_create_listen(
 ) -> c_int {
     ret((|| {
         // SAFETY: iw_cm op.
-        let (id, _) = unsafe { cm_id(id) }?;
-        cm::create_listen(&id, backlog)
+        let (id, dev) = unsafe { cm_id(id) }?;
+        cm::create_listen(&dev, &id, backlog)
     })())
 }
 

@@ -302,3 +302,43 @@ unsafe extern "C" fn rsiw_rust_dealloc_pd(
         Ok(())
     })())
 }
+
+/// `ib_device_ops.alloc_hw_port_stats`: the block ib_core reads the port's
+/// counters into (it owns and frees it).
+///
+/// # Safety
+///
+/// Core device op (device registration).
+#[no_mangle]
+unsafe extern "C" fn rsiw_rust_alloc_hw_port_stats(
+    _ibdev: *mut bindings::ib_device,
+    _port: u32,
+) -> *mut bindings::rdma_hw_stats {
+    crate::ffi::hwstats::alloc(&crate::counters::DESCS)
+}
+
+/// `ib_device_ops.get_hw_stats` (process context, the block's lock held).
+///
+/// # Safety
+///
+/// Core device op: valid device, `stats` a block from
+/// `rsiw_rust_alloc_hw_port_stats`, locked by the caller.
+#[no_mangle]
+unsafe extern "C" fn rsiw_rust_get_hw_stats(
+    ibdev: *mut bindings::ib_device,
+    stats: *mut bindings::rdma_hw_stats,
+    port: u32,
+    _index: c_int,
+) -> c_int {
+    let r = (|| {
+        // SAFETY: core device op.
+        let (_, data) = unsafe { device(ibdev) }?;
+        // SAFETY: the core's locked block, for the call.
+        let mut hw = unsafe { crate::ffi::hwstats::HwStats::from_raw(stats) }.ok_or(EINVAL)?;
+        verbs::stats::port_stats(&data, port, &mut hw)
+    })();
+    match r {
+        Ok(n) => c_int::try_from(n).unwrap_or(0),
+        Err(e) => e.to_errno(),
+    }
+}

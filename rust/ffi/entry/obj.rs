@@ -366,6 +366,27 @@ unsafe extern "C" fn rsiw_rust_query_qp(
     }))
 }
 
+/// `ib_device_ops.fill_res_qp_entry`: rsiw's part of the QP's line in
+/// `rdma resource show qp -dd` (process context).
+///
+/// # Safety
+///
+/// Core op on a QP whose restrack entry the caller holds (the `ib_qp` is
+/// allocated; its Rust object may be going away, so it is looked up by
+/// number); `msg` is the message being filled.
+#[no_mangle]
+unsafe extern "C" fn rsiw_rust_fill_res_qp_entry(msg: *mut b::sk_buff, qp: *mut b::ib_qp) -> c_int {
+    ret((|| {
+        // SAFETY: the held restrack entry keeps the `ib_qp` and its device.
+        let (qpn, (_, dev)) = unsafe { ((*qp).qp_num, device((*qp).device)?) };
+        // SAFETY: the op's message.
+        let mut t = unsafe { crate::ffi::nlres::DriverTable::begin(msg) }?;
+        verbs::stats::qp_details(&dev, qpn, &mut t)?;
+        t.finish();
+        Ok(())
+    })())
+}
+
 /// `ib_device_ops.destroy_qp` (process context; waits for the engine).
 ///
 /// # Safety
