@@ -72,8 +72,10 @@ check "$LOOPS rounds of modprobe, rdma link add, verified traffic, rmmod ($i run
     test "$bad" -eq 0 -a "$i" -eq "$LOOPS"
 end=$(used)
 echo "memory used after round 1: ${base} KiB, after round $i: ${end} KiB"
-# KASAN's quarantine keeps freed objects a while; a leak of one QP's rings per round
-# would still show.
-check "memory back to its level after round 1 (${base} -> ${end} KiB, at most +2048)" \
-    test "$end" -le $((base + 2048))
+# KASAN's quarantine and the lazily purged vmalloc areas of each unloaded module keep
+# freed memory a while: two runs grew by 1,780 and 2,024 KiB over 10 rounds with
+# kmemleak silent. The bound (4 MiB) still catches a leak of a QP's rings per round;
+# kmemleak checks the rest.
+check "memory back to its level after round 1 (${base} -> ${end} KiB, at most +4096)" \
+    test "$end" -le $((base + 4096))
 finish
