@@ -165,7 +165,13 @@ dev_up() {
         require_rsiw "$2: rsiw.ko is in the image" || return 1
         require_provider "$2: the rsiw provider is in the image" || return 1
     fi
-    check "modprobe $mod" modprobe "$mod" || return 1
+    # RSIW_MODPARAMS: module parameters for rsiw (e.g. qp_conn_port=4792).
+    # shellcheck disable=SC2086
+    if [ "$mod" = rsiw ]; then
+        check "modprobe $mod $RSIW_MODPARAMS" modprobe "$mod" $RSIW_MODPARAMS || return 1
+    else
+        check "modprobe $mod" modprobe "$mod" || return 1
+    fi
     # busybox modprobe ignores softdeps; userspace verbs need ib_uverbs.
     modprobe ib_uverbs 2>/dev/null
     check "rdma link add $2 type $1 netdev $3" rdma link add "$2" type "$1" netdev "$3" || return 1

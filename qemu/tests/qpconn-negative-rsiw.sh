@@ -11,11 +11,13 @@
 # refused; a client killed mid-transfer ends its server's run; no QP is left and
 # kmemleak stays silent.
 . /rsiw/lib.sh
+# QP connections from modify_qp are off unless qp_conn_port is set (module.md).
+RSIW_MODPARAMS="qp_conn_port=4792"
 setup_net
 D=rsiw0
 TMO=6000
 require_rsiw "$D: rsiw.ko is in the image" || finish
-check "modprobe rsiw qp_conn_timeout_ms=$TMO" modprobe rsiw qp_conn_timeout_ms=$TMO
+check "modprobe rsiw qp_conn_port=4792 qp_conn_timeout_ms=$TMO" modprobe rsiw qp_conn_port=4792 qp_conn_timeout_ms=$TMO
 modprobe ib_uverbs 2>/dev/null
 check "rdma link add $D type rsiw netdev eth0" rdma link add $D type rsiw netdev eth0 || finish
 ip addr add 10.0.2.14/24 dev eth0

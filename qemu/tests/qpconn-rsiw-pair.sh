@@ -8,6 +8,8 @@
 # server on VM 0 and the client on VM 1 (-s 4096, -s 65536, -s 4096 -e; 1000
 # iterations each): both ends exit 0 with their result line; no QP left.
 . /rsiw/lib.sh
+# QP connections from modify_qp are off unless qp_conn_port is set (module.md).
+RSIW_MODPARAMS="qp_conn_port=4792"
 setup_net
 peer=$(peer_addr)
 D=rsiw0

@@ -105,16 +105,28 @@ impl Script {
 
 /// The suite's scripts, sorted, whose names contain one of `filters` (all if none).
 pub fn discover(ctx: &Ctx, filters: &[String]) -> Result<Vec<Script>> {
-    let dir = ctx.root.join("qemu/tests");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "sh"))
-        .collect();
-    paths.sort();
+    let mut paths = Vec::new();
+    // `qemu/manual/`: scripts kept out of the suite (a known failure, see
+    // testing.md); they run only when named in full.
+    for sub in ["qemu/tests", "qemu/manual"] {
+        let dir = ctx.root.join(sub);
+        if sub == "qemu/manual" && !dir.is_dir() {
+            continue;
+        }
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .with_context(|| format!("reading {}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "sh"))
+            .collect();
+        found.sort();
+        paths.extend(found.into_iter().map(|p| (sub == "qemu/manual", p)));
+    }
     let mut out = Vec::new();
-    for p in paths {
+    for (manual, p) in paths {
         let s = Script::load(&p)?;
+        if manual && !filters.iter().any(|f| *f == s.name) {
+            continue;
+        }
         if !filters.is_empty() && !filters.iter().any(|f| s.name.contains(f.as_str())) {
             continue;
         }

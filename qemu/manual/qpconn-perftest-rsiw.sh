@@ -8,6 +8,8 @@
 # RDMA Write and RDMA Read bandwidth at 64 KiB and latency at 8 B, ib_atomic_bw and
 # ib_atomic_lat with FetchAdd and CmpSwap. Each must finish and print its result line.
 . /rsiw/lib.sh
+# QP connections from modify_qp are off unless qp_conn_port is set (module.md).
+RSIW_MODPARAMS="qp_conn_port=4792"
 setup_net
 D=rsiw0
 BW_ITERS=${PERF_BW_ITERS:-200}
