@@ -832,6 +832,16 @@ mem_used_kb() {
     awk '/^MemTotal:/ { t = $2 } /^MemAvailable:/ { a = $2 } END { print t - a }' /proc/meminfo
 }
 
+# mem_slack_kb: how far "memory used" may stay above its earlier level after
+# everything was freed: 4 MiB, plus, on a KASAN kernel, the quarantine of freed
+# objects KASAN holds back (up to 1/32 of memory), which counts as used.
+mem_slack_kb() {
+    q=0
+    { [ -d /sys/kernel/debug/kasan ] || grep -q kasan_multi_shot /proc/cmdline || dmesg | grep -q 'KernelAddressSanitizer initialized'; } &&
+        q=$(awk '/^MemTotal:/ { print int($2 / 32) }' /proc/meminfo)
+    echo $((4096 + q))
+}
+
 # check_wait NAME PID [SECONDS]: passes if background job PID (a child of this shell)
 # exits with status 0 within SECONDS (default 60); one still running then is killed
 # (SIGKILL) and fails NAME. `check NAME wait PID` cannot do this: `check` runs its

@@ -61,7 +61,8 @@ check_output "server: $CONNS connections accepted and closed, every Send right" 
 check "no connection left" retry 30 sh -c "! rdma resource show cm_id | grep -qw $D"
 end=$(used)
 echo "memory used: ${start} KiB before, ${peak} KiB at the peak, ${end} KiB after"
-check "memory back to its starting level (${start} -> ${end} KiB, at most +4096; peak ${peak})" \
-    test "$end" -le $((start + 4096))
+slack=$(mem_slack_kb)
+check "memory back to its starting level (${start} -> ${end} KiB, at most +${slack}; peak ${peak})" \
+    test "$end" -le $((start + slack))
 dev_down rsiw $D
 finish
