@@ -397,9 +397,9 @@ mod test {
         );
         assert_eq!(s.flags, SQE_SIGNALED);
         // A range no SGE can carry.
-        // SAFETY: the union member written above.
-        unsafe { w.__bindgen_anon_2.bind_mw.bind_info.length = 1 << 32 };
-        // SAFETY: as above.
+        // Writing a union field is safe.
+        w.__bindgen_anon_2.bind_mw.bind_info.length = 1 << 32;
+        // SAFETY: the WR and its union member are as written above.
         assert_eq!(unsafe { sqe_from_wr(&w, LIM) }, Err(EINVAL));
     }
 
