@@ -122,21 +122,15 @@ impl Endpoint {
             port: p.qp_port,
             ..job.target.peer
         };
-        let local = LocalParams {
-            rev: Revision::Rev2,
-            crc: p.crc,
-            markers_rx: false,
-            markers_tx: false,
-            ird: depth(job.ird),
-            ord: depth(job.ord),
-            large_fpdu: p.large_fpdu,
-            // Always peer-to-peer: either side may have work posted first.
-            p2p: Some(RtrSet {
+        // Always peer-to-peer: either side may have work posted first.
+        let local = qp_local(
+            &job,
+            Some(RtrSet {
                 send: false,
                 write: true,
                 read: true,
             }),
-        };
+        );
         let mut private_data = KVec::new();
         let sock = private_data
             .extend_from_slice(&job.data.emit(), GFP_KERNEL)
@@ -414,17 +408,7 @@ impl Endpoint {
         job: Job,
     ) {
         self.end_deadline_locked();
-        let p = iwcm::params();
-        let local = LocalParams {
-            rev: Revision::Rev2,
-            crc: p.crc,
-            markers_rx: false,
-            markers_tx: false,
-            ird: depth(job.ird),
-            ord: depth(job.ord),
-            large_fpdu: p.large_fpdu,
-            p2p: None,
-        };
+        let local = qp_local(&job, None);
         let ours = job.data.emit();
         let answered = FrameRepr::parse_bytes(req.bytes(), FrameKind::Request)
             .map_err(SetupError::from)
@@ -474,5 +458,22 @@ impl Endpoint {
         self.inner.lock().phase = Phase::Closed;
         listener.forget(self);
         sock.shutdown(true);
+    }
+}
+
+/// Our MPA parameters for a QP connection (either side): MPA v2, CRC and
+/// large FPDUs as the module parameters say, the armed QP's IRD/ORD, and
+/// `p2p` (the initiator's RTR offer).
+fn qp_local(job: &Job, p2p: Option<RtrSet>) -> LocalParams {
+    let p = iwcm::params();
+    LocalParams {
+        rev: Revision::Rev2,
+        crc: p.crc,
+        markers_rx: false,
+        markers_tx: false,
+        ird: depth(job.ird),
+        ord: depth(job.ord),
+        large_fpdu: p.large_fpdu,
+        p2p,
     }
 }

@@ -285,10 +285,10 @@ unsafe fn create_qp_args<'a>(
     init: &b::ib_qp_init_attr,
     udata: *mut b::ib_udata,
 ) -> Result<verbs::qp::CreateArgs<'a>> {
-    // SAFETY: live QP with its PD set; `udata` valid for the call; the
-    // CQs/SRQ the consumer passed are live rsiw objects (the core holds
-    // references on them for the QP's life); the ib_qp lives until
-    // destroy_qp, which stops the engine.
+    // Live QP with its PD set; the CQs/SRQ the consumer passed are live rsiw
+    // objects (the core holds references on them for the QP's life); the
+    // ib_qp lives until destroy_qp, which stops the engine.
+    // SAFETY: as said just above; `udata` is valid for the call.
     unsafe {
         let (dev, pdn) = pd_dev((*qp).pd)?;
         let cq = |c| cq_obj::<Cq>(c).map(Into::into).ok_or(EINVAL);
