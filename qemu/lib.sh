@@ -634,12 +634,13 @@ nfs_dir_make() {
 }
 
 # nfs_dir_check DIR N LABEL: the client drops its caches and lists DIR (READDIR /
-# READDIRPLUS): exactly the N names with the sizes nfs_dir_make gave them; every 10th
-# file's contents are read back.
+# READDIRPLUS): exactly the N names with the sizes nfs_dir_make gave them (the sizes the
+# listing's replies carried: no GETATTR per file); every 40th file's contents are read
+# back.
 nfs_dir_check() {
     echo 3 > /proc/sys/vm/drop_caches
     check_output "$3: the $2-entry directory lists and reads back" "^ok entries=$2 " \
-        rsiw-nfs-io checkdir "$1" "$2" 10
+        rsiw-nfs-io checkdir "$1" "$2" 40
 }
 
 # nfs_pair SERVER_TYPE CLIENT_TYPE "VERSIONS" MB: the NFS-over-RDMA pairing check. VM 0
@@ -652,6 +653,9 @@ nfs_dir_check() {
 nfs_pair() {
     local st=$1 ct=$2 vers=$3 mb=$4 port=7100 l v n0 n1
     setup_net
+    # Jumbo frames between the two, as NFS/RDMA networks use them: across two TCG
+    # guests the data set moves about three times faster than at MTU 1500 (testing.md).
+    ip link set eth1 mtu 9000
     peer=$(peer_addr)
     check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
     if [ "$RSIW_VM_INDEX" = 0 ]; then T=$st; else T=$ct; fi

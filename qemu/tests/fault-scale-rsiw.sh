@@ -1,11 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# rsiw-timeout: 500
+# rsiw-timeout: 700
 # Scale: CONNS (default 500) rdma_cm connections at once, both ends on rsiw0, so
 # 2 x CONNS connected RC QPs (1,000 by default), each connection with verified traffic
 # (rsiw-load rounds of Write, Read back, Send and FetchAdd/CmpSwap), all held open
-# together, then torn down. Memory (MemTotal - MemAvailable, page cache dropped) is
-# measured before and after; it must come back to its starting level.
+# together, then torn down; twice. Memory (MemTotal - MemAvailable, page cache dropped)
+# is measured before, at the peak and after each round: the second round must end where
+# the first ended. The first round's end is the starting level, not the level before
+# it: the first 1,000 QPs grow the kernel's own caches (slab partial lists, socket
+# caches) and, on a KASAN kernel, its quarantine of freed objects (up to 1/32 of memory,
+# counted as used), by 25-30 MiB here; the second round finds them grown and must
+# leave nothing of its own behind. Readings vary by a few MiB from round to round
+# (second round against first: +0.3 and +6.3 MiB in two runs), so the bound is 8 MiB:
+# what rsiw kept per QP, from 8 KiB up (less than a QP's rings), shows 1,000 times over;
+# kmemleak, at the end of the run, reports any smaller object nothing points to.
 . /rsiw/lib.sh
 setup_net
 CONNS=${RSIW_SCALE_CONNS:-500}
@@ -18,51 +26,53 @@ used() {
     mem_used_kb
 }
 
+# round N: the scale round, checked; sets $peak and $end (KiB used).
+round() {
+    local n=$1 t0 t1 qps rts client server
+    t0=$(date +%s)
+    rsiw-load server 10.0.2.15:$P --report 30 > /tmp/server.log 2>&1 &
+    server=$!
+    check "round $n: server listens" wait_tcp_listen $P
+    rsiw-load client 10.0.2.15:$P --conns "$CONNS" --rounds 3 --size 2048 --hold 300 --report 10 \
+        > /tmp/client.log 2>&1 &
+    client=$!
+    check "round $n: $CONNS connections up, each with 3 verified rounds" \
+        retry 300 grep -q "holding $CONNS connections" /tmp/client.log
+    t1=$(date +%s)
+    tail -n 2 /tmp/client.log
+    qps=$(rdma resource show qp | grep -cw "$D")
+    check "round $n: $((2 * CONNS)) QPs on $D at once ($qps, set up in $((t1 - t0)) s)" \
+        test "$qps" -ge $((2 * CONNS))
+    rts=$(rdma resource show qp | grep -w "$D" | grep -cw RTS)
+    check "round $n: all of them connected (RTS: $rts)" test "$rts" -ge $((2 * CONNS))
+    peak=$(mem_used_kb)
+    kill $client
+    check_wait "round $n: the client ends cleanly" $client
+    tail -n 1 /tmp/client.log
+    check_output "round $n: client: every connection established and closed, every byte right" \
+        "established $CONNS closed $CONNS failed 0 setup_failed 0; rounds $((3 * CONNS));.* verify_errors 0;.* hung 0;" \
+        cat /tmp/client.log
+    check "round $n: every QP gone" retry 60 sh -c "! rdma resource show qp | grep -qw $D"
+    kill $server
+    check_wait "round $n: the server ends cleanly" $server
+    tail -n 1 /tmp/server.log
+    check_output "round $n: server: $CONNS connections accepted and closed, every Send right" \
+        "accepted $CONNS refused 0 closed $CONNS open 0; sends verified $((3 * CONNS)) bad 0;.* hung 0$" \
+        cat /tmp/server.log
+    check "round $n: no connection left" retry 30 sh -c "! rdma resource show cm_id | grep -qw $D"
+    end=$(used)
+}
+
 dev_up rsiw $D eth0 || finish
 ulimit -n 8192
-# A warm-up connection first, so that the binaries and libraries are in memory.
-rsiw-load server 10.0.2.15:$P > /tmp/warm.log 2>&1 &
-s=$!
-wait_tcp_listen $P && rsiw-load client 10.0.2.15:$P --rounds 2 > /dev/null 2>&1
-kill $s
-wait $s
-start=$(used)
-
-t0=$(date +%s)
-rsiw-load server 10.0.2.15:$P --report 30 > /tmp/server.log 2>&1 &
-server=$!
-check "server listens" wait_tcp_listen $P
-rsiw-load client 10.0.2.15:$P --conns "$CONNS" --rounds 3 --size 2048 --hold 300 --report 10 \
-    > /tmp/client.log 2>&1 &
-client=$!
-check "$CONNS connections up, each with 3 verified rounds" \
-    retry 300 grep -q "holding $CONNS connections" /tmp/client.log
-t1=$(date +%s)
-tail -n 2 /tmp/client.log
-qps=$(rdma resource show qp | grep -cw "$D")
-check "$((2 * CONNS)) QPs on $D at once ($qps, set up in $((t1 - t0)) s)" test "$qps" -ge $((2 * CONNS))
-rts=$(rdma resource show qp | grep -w "$D" | grep -cw RTS)
-check "all of them connected (RTS: $rts)" test "$rts" -ge $((2 * CONNS))
-peak=$(mem_used_kb)
-echo "memory used: ${start} KiB before, ${peak} KiB with $qps QPs"
-kill $client
-check_wait "the client ends cleanly" $client
-tail -n 1 /tmp/client.log
-check_output "client: every connection established and closed, every byte right" \
-    "established $CONNS closed $CONNS failed 0 setup_failed 0; rounds $((3 * CONNS));.* verify_errors 0;.* hung 0;" \
-    cat /tmp/client.log
-check "every QP gone" retry 60 sh -c "! rdma resource show qp | grep -qw $D"
-kill $server
-check_wait "the server ends cleanly" $server
-tail -n 1 /tmp/server.log
-check_output "server: $CONNS connections accepted and closed, every Send right" \
-    "accepted $CONNS refused 0 closed $CONNS open 0; sends verified $((3 * CONNS)) bad 0;.* hung 0$" \
-    cat /tmp/server.log
-check "no connection left" retry 30 sh -c "! rdma resource show cm_id | grep -qw $D"
-end=$(used)
-echo "memory used: ${start} KiB before, ${peak} KiB at the peak, ${end} KiB after"
-slack=$(mem_slack_kb)
-check "memory back to its starting level (${start} -> ${end} KiB, at most +${slack}; peak ${peak})" \
-    test "$end" -le $((start + slack))
+before=$(used)
+round 1
+first=$end
+echo "memory used: ${before} KiB before, ${peak} KiB at the first peak, ${first} KiB after it"
+round 2
+echo "memory used: ${first} KiB after the first round, ${peak} KiB at the second peak, ${end} KiB after it"
+slack=8192
+check "memory back to its starting level (${first} -> ${end} KiB, at most +${slack}; peak ${peak})" \
+    test "$end" -le $((first + slack))
 dev_down rsiw $D
 finish

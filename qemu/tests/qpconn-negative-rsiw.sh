@@ -8,8 +8,9 @@
 # naming no QP, each with a Reject Reply and a dmesg line, and accepts the one that
 # matches; a server whose peer never connects ends with an error after
 # qp_conn_timeout_ms; a request for a QP that is never armed waits (parked) and is then
-# refused; a client killed mid-transfer ends its server's run; no QP is left and
-# kmemleak stays silent.
+# refused; a client killed mid-transfer ends its server's run; a client killed while
+# its attempt waits for the Reply leaves cleanly; no QP is left and kmemleak stays
+# silent.
 . /rsiw/lib.sh
 # QP connections from modify_qp are off unless qp_conn_port is set (module.md).
 RSIW_MODPARAMS="qp_conn_port=4792"
@@ -115,6 +116,35 @@ tail -n 3 /tmp/pp-s.log
 if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $((t1 - t0)) -le 30 ]; then
     pass "client killed mid-transfer: server ends with an error ($((t1 - t0)) s)"; else
     fail "client killed mid-transfer: server ends with an error" "exit $rc after $((t1 - t0)) s"; fi
+
+# A client killed while its connection attempt waits for the Reply: its peer's QP
+# exists but is not armed, so the listener parks the request for qp_conn_timeout_ms.
+# The process exits with the attempt still holding its QP (and the QP its CQs, whose
+# rings belong to the closing user context): the context's teardown waits for them,
+# no use after free, no QP left.
+timeout 120 ibv_rc_pingpong -d $D -g 1 -p 18705 > /tmp/pp-s.log 2>&1 &
+srv=$!
+sleep 2
+q=$(rdma resource show qp | grep -w $D | grep -o 'lqpn [0-9]*' | head -n 1 | cut -d' ' -f2)
+{ printf '0000:%06x:000222:%s\0' "$q" $FAKE_GID; sleep 10; } |
+    timeout 15 nc -l -p 18706 > /tmp/fake-s.out &
+fake=$!
+sleep 1
+timeout 60 ibv_rc_pingpong -d $D -g 1 -p 18706 10.0.2.15 > /tmp/pp-c.log 2>&1 &
+cli=$!
+check "killed client: its QP is armed (RTS) for QP $q" \
+    retry 10 sh -c "rdma resource show qp | grep -w $D | grep -v 'lqpn $q ' | grep -q RTS"
+kill -9 $cli
+t0=$(date +%s)
+wait $cli
+t1=$(date +%s)
+check "killed client: the process is gone within qp_conn_timeout_ms + 10 s ($((t1 - t0)) s)" \
+    test $((t1 - t0)) -le $((TMO / 1000 + 10))
+check "killed client: its QP is gone" \
+    retry 30 sh -c "! rdma resource show qp | grep -w $D | grep -v 'lqpn $q ' | grep -q lqpn"
+kill $srv $fake 2>/dev/null
+wait $srv
+wait $fake
 
 sleep 1
 check_no_output "no QP left behind" '[0-9]' sh -c "rdma resource show qp | grep -w $D | grep -v '^$'"

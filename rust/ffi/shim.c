@@ -52,10 +52,10 @@ static struct ib_device_ops rsiw_device_ops = {
 
 	.alloc_hw_port_stats = rsiw_rust_alloc_hw_port_stats,
 	.alloc_pd = rsiw_rust_alloc_pd,
-	.alloc_ucontext = rsiw_rust_alloc_ucontext,
+	.alloc_ucontext = rsiw_shim_uq_alloc_ucontext,
 	.dealloc_driver = rsiw_dealloc_driver,
 	.dealloc_pd = rsiw_rust_dealloc_pd,
-	.dealloc_ucontext = rsiw_rust_dealloc_ucontext,
+	.dealloc_ucontext = rsiw_shim_uq_dealloc_ucontext,
 	.fill_res_qp_entry = rsiw_rust_fill_res_qp_entry,
 	.get_dev_fw_str = rsiw_get_dev_fw_str,
 	.get_hw_stats = rsiw_rust_get_hw_stats,

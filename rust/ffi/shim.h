@@ -35,9 +35,15 @@ struct rsiw_pd {
 	u32 pdn;
 };
 
-/* User context container (INIT_RDMA_OBJ_SIZE). */
+/*
+ * User context container (INIT_RDMA_OBJ_SIZE). @rings counts the context's
+ * own reference and one per ring mapping not yet removed; @rings_gone is
+ * completed when it drops to zero (shim_uq.c).
+ */
 struct rsiw_ucontext {
 	struct ib_ucontext base;
+	atomic_t rings;
+	struct completion rings_gone;
 };
 
 /* Static device properties the Rust side decides; applied before registration. */

@@ -439,8 +439,7 @@ int rsiw_shim_sock_send(struct socket *s, const struct rsiw_buf *bufs,
 		return -EMSGSIZE;
 	if (!block)
 		msg.msg_flags |= MSG_DONTWAIT;
-	if (more)
-		msg.msg_flags |= MSG_MORE;
+	msg.msg_flags |= rsiw_sock_send_flags(more);
 	return kernel_sendmsg(s, &msg, vec, n, total);
 }
 

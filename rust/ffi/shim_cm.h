@@ -54,6 +54,21 @@ struct rsiw_deadline;
 /* The most buffers one rsiw_shim_sock_send() takes. */
 #define RSIW_SEND_MAX_BUFS 8
 
+/*
+ * The flags of a stream send. @more: more of the stream follows at once;
+ * TCP holds a partial segment back for it (MSG_MORE). Otherwise the send ends
+ * what there is to send now, and MSG_EOR ends its segment: TCP's autocorking
+ * (tcp_should_autocork()) would otherwise hold that last partial segment until
+ * the NIC completes the earlier segments of the same FPDU, and TX completions
+ * that come late (virtio-net batches them) then stall every multi-segment
+ * message by that long, which a ping-pong of one message at a time waits out
+ * each round.
+ */
+static inline int rsiw_sock_send_flags(bool more)
+{
+	return more ? MSG_MORE : MSG_EOR;
+}
+
 /* --- CM work queue (rust/ffi/sock.rs) --- */
 int rsiw_shim_cm_init(void);
 void rsiw_shim_cm_exit(void);

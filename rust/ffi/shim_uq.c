@@ -53,14 +53,54 @@ struct rsiw_uq_mmap *rsiw_shim_uq_mmap_new(struct ib_ucontext *uctx, size_t len,
 		kfree(m);
 		return NULL;
 	}
+	m->uctx = container_of(uctx, struct rsiw_ucontext, base);
+	atomic_inc(&m->uctx->rings);
 	*key = rdma_user_mmap_get_offset(&m->rdma);
 	return m;
 }
 
-/* No new mmap finds @m after this; it is freed once no mapping holds it. */
+/*
+ * No new mmap finds @m after this; it is freed once no mapping holds it. The
+ * context is still there: rsiw_shim_uq_dealloc_ucontext() waits for this.
+ */
 void rsiw_shim_uq_mmap_remove(struct rsiw_uq_mmap *m)
 {
+	/* Removing the entry may free @m. */
+	struct rsiw_ucontext *uc = m->uctx;
+
 	rdma_user_mmap_entry_remove(&m->rdma);
+	if (atomic_dec_and_test(&uc->rings))
+		complete(&uc->rings_gone);
+}
+
+int rsiw_shim_uq_alloc_ucontext(struct ib_ucontext *uctx,
+				struct ib_udata *udata)
+{
+	struct rsiw_ucontext *uc = container_of(uctx, struct rsiw_ucontext, base);
+
+	atomic_set(&uc->rings, 1);
+	init_completion(&uc->rings_gone);
+	return rsiw_rust_alloc_ucontext(uctx, udata);
+}
+
+/*
+ * The core frees the context when this returns and expects its mmap entries
+ * gone (ufile_destroy_ucontext() warns otherwise). Every uverbs object of the
+ * context is destroyed by now, but a ring can outlive its verbs object: a QP
+ * connection attempt in progress (cm/endpoint/qpconn.rs) may hold the QP, and
+ * with it its CQs, until its work item ends, moments later. Removing a ring
+ * entry touches the context, so the context waits for the last of them.
+ */
+void rsiw_shim_uq_dealloc_ucontext(struct ib_ucontext *uctx)
+{
+	struct rsiw_ucontext *uc = container_of(uctx, struct rsiw_ucontext, base);
+
+	rsiw_rust_dealloc_ucontext(uctx);
+	if (atomic_dec_and_test(&uc->rings))
+		return;
+	while (!wait_for_completion_timeout(&uc->rings_gone, 10 * HZ))
+		pr_warn("rsiw: a closing user context waits for %d ring(s) still held by a connection in progress\n",
+			atomic_read(&uc->rings));
 }
 
 static int rsiw_uq_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)

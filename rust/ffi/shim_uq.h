@@ -17,9 +17,15 @@ enum rsiw_uq_ids {
 	RSIW_ATTR_DOORBELL_QP_HANDLE = (1U << 12),
 };
 
-/* A ring mapping: vmalloc_user memory owned by its rdma_user_mmap_entry. */
+struct rsiw_ucontext;
+
+/*
+ * A ring mapping: vmalloc_user memory owned by its rdma_user_mmap_entry, and
+ * the context it counts in (rsiw_ucontext.rings) until it is removed.
+ */
 struct rsiw_uq_mmap {
 	struct rdma_user_mmap_entry rdma;
+	struct rsiw_ucontext *uctx;
 	void *vaddr;
 	size_t len;
 };
@@ -29,6 +35,9 @@ struct rsiw_uq_mmap *rsiw_shim_uq_mmap_new(struct ib_ucontext *uctx, size_t len,
 				      u64 *key, int *err);
 void rsiw_shim_uq_mmap_remove(struct rsiw_uq_mmap *m);
 void rsiw_shim_uq_setup_device(struct ib_device *ibdev);
+int rsiw_shim_uq_alloc_ucontext(struct ib_ucontext *uctx,
+				struct ib_udata *udata);
+void rsiw_shim_uq_dealloc_ucontext(struct ib_ucontext *uctx);
 
 /* Implemented in Rust (rust/ffi/callbacks_uq.rs). */
 int rsiw_rust_qp_doorbell(struct ib_qp *qp);

@@ -71,8 +71,7 @@ int rsiw_shim_zc_send(struct socket *s, const struct rsiw_zc_seg *segs,
 	}
 	if (total > INT_MAX)
 		return -EMSGSIZE;
-	if (more)
-		msg.msg_flags |= MSG_MORE;
+	msg.msg_flags |= rsiw_sock_send_flags(more);
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, total);
 	return sock_sendmsg(s, &msg);
 }

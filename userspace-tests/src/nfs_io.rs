@@ -191,7 +191,7 @@ fn checkdir(dir: &str, n: u64, step: u64) -> Result<bool> {
         };
         seen[i as usize] = true;
         count += 1;
-        let size = e.metadata()?.len();
+        let size = cached_size(&e.path())?;
         if size != small_size(i) {
             println!("MISMATCH {dir}/{name}: size {size}, want {}", small_size(i));
             return Ok(false);
@@ -305,6 +305,36 @@ impl Drop for Fd {
         // SAFETY: we own the descriptor and close it once.
         unsafe { libc::close(self.0) };
     }
+}
+
+/// The size the client has cached for `path` (`statx` with `AT_STATX_DONT_SYNC`): right
+/// after a listing, the size the server's READDIRPLUS reply (or a LOOKUP) carried, not a
+/// GETATTR of its own per file.
+fn cached_size(path: &std::path::Path) -> Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Error::other("path has a NUL byte"))?;
+    // SAFETY: all-zero is a valid `statx` (plain integers).
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    let flags = libc::AT_SYMLINK_NOFOLLOW | libc::AT_STATX_DONT_SYNC;
+    // SAFETY: `c` is a valid C string and `stx` a writable `statx` for the call.
+    let rc = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            flags,
+            libc::STATX_SIZE,
+            &mut stx,
+        )
+    };
+    if rc < 0 || stx.stx_mask & libc::STATX_SIZE == 0 {
+        return Err(Error::other(format!(
+            "statx {}: {}",
+            path.display(),
+            Error::last_os_error()
+        )));
+    }
+    Ok(stx.stx_size)
 }
 
 fn open(path: &str, flags: i32) -> Result<Fd> {

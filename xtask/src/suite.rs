@@ -124,7 +124,7 @@ pub fn discover(ctx: &Ctx, filters: &[String]) -> Result<Vec<Script>> {
     let mut out = Vec::new();
     for (manual, p) in paths {
         let s = Script::load(&p)?;
-        if manual && !filters.iter().any(|f| *f == s.name) {
+        if manual && !filters.contains(&s.name) {
             continue;
         }
         if !filters.is_empty() && !filters.iter().any(|f| s.name.contains(f.as_str())) {
@@ -182,7 +182,7 @@ pub fn boot(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
 fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
     let script = std::fs::read(&s.path).with_context(|| format!("reading {}", s.path.display()))?;
     let port = if s.vms > 1 {
-        Some(vm::free_port()?)
+        Some(vm::free_udp_ports()?)
     } else {
         None
     };
@@ -226,11 +226,17 @@ fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
             boot_timeout: Some(BOOT_TIMEOUT),
             accel: b.accel,
             index: i,
-            socket: port.map(|p| {
+            socket: port.map(|(a, b)| {
                 if i == 0 {
-                    SocketNic::Listen(p)
+                    SocketNic {
+                        local: a,
+                        remote: b,
+                    }
                 } else {
-                    SocketNic::Connect(p)
+                    SocketNic {
+                        local: b,
+                        remote: a,
+                    }
                 }
             }),
             echo,
