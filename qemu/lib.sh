@@ -747,6 +747,17 @@ PYVERBS_MODULES="test_addr test_atomic test_cq test_cq_events test_cqex test_dev
 test_flow test_fork test_mr test_odp test_parent_domain test_pd test_qp test_qpex
 test_rdmacm test_relaxed_ordering test_rss_traffic test_shared_pd test_tag_matching"
 
+# PYVERBS_IWARP: tests that assert what IB gives and iWARP cannot, one per line,
+# `ID<TAB>why` (testing.md lists them with the evidence). In judge mode a failure of one
+# of these is a skipped case with that reason, never a pass; any other failure fails
+# its module.
+PYVERBS_IWARP="tests.test_mr.MWTest.test_mw_type2_invalidate_dealloc	iWARP: an RDMA Write is not acknowledged (RFC 5040); the responder refuses the dead window with a Terminate and writes nothing (the test's data check shows it), but the Write already completed with success, not Remote access error
+tests.test_mr.MWTest.test_mw_type2_invalidate_local	iWARP: an RDMA Write is not acknowledged (RFC 5040); the responder refuses the dead window with a Terminate and writes nothing (the test's data check shows it), but the Write already completed with success, not Remote access error
+tests.test_mr.MWTest.test_mw_type2_invalidate_remote	iWARP: an RDMA Write is not acknowledged (RFC 5040); the responder refuses the dead window with a Terminate and writes nothing (the test's data check shows it), but the Write already completed with success, not Remote access error
+tests.test_rdmacm.CMTestCase.test_rdmacm_async_traffic	iWARP: rdma_cm applies RDMA_OPTION_ID_ACK_TIMEOUT only to IB transitions (IB_QP_TIMEOUT); iw_cm's QP attributes never carry it, so query_qp returns 0, not the 21 the test set
+tests.test_rdmacm.CMTestCase.test_rdmacm_async_traffic_external_qp	iWARP: iw_cm reports ESTABLISHED when the MPA Reply arrives; there is no CONNECT_RESPONSE/rdma_establish step (IB's RTU)
+tests.test_rdmacm.CMTestCase.test_rdmacm_async_udp_traffic	iWARP: RDMA_PS_UDP needs a UD QP; iWARP has none (create QP fails with EOPNOTSUPP, which this test does not turn into a skip)"
+
 # pyverbs_suite DEV judge|compare TIMEOUT: runs the pyverbs modules on DEV in one
 # python3 (/rsiw/pyverbs-run.py, images with `# rsiw-image: pyverbs`) and reports a case
 # per module. judge (the device under test): a module passes if none of its tests
@@ -762,8 +773,10 @@ pyverbs_suite() {
     rc=$?
     cat "$out"
     [ $rc -eq 124 ] && echo "pyverbs on $dev: timed out after $tmo s"
+    printf '%s\n' "$PYVERBS_IWARP" > /tmp/pyverbs-iwarp
     awk -v dev="$dev" -v mode="$mode" -v mods="$PYVERBS_MODULES" '
         function clean(s) { gsub(/[\r\n]/, " ", s); return s }
+        FNR == NR { split($0, f, "\t"); if (f[1] != "") iwarp[f[1]] = f[2]; next }
         /^PYVERBS-MODULE / { if ($3 == "end") ended[$2] = 1; next }
         /^PYVERBS-START / { last = $2; next }
         /^PYVERBS / {
@@ -771,6 +784,11 @@ pyverbs_suite() {
             why = $0; if (!sub(/^[^:]*: /, "", why)) why = ""
             n[m, k]++
             short = id; sub(/^tests\./, "", short)
+            if ((k == "fail" || k == "error") && mode == "judge" && (id in iwarp)) {
+                # An IB assertion iWARP cannot meet: a skip with the reason, not a pass.
+                n[m, k]--; n[m, "skip"]++; k = "skip"
+                why = iwarp[id] " (the test said: " clean(why) ")"
+            }
             if (k == "skip" && mode == "judge")
                 print "SKIP\tpyverbs " short " on " dev "\t" clean(why)
             if (k == "fail" || k == "error" || k == "xpass")
@@ -797,7 +815,7 @@ pyverbs_suite() {
                 else
                     print "PASS\t" name "\t" counts
             }
-        }' "$out" > /tmp/pyverbs-cases
+        }' /tmp/pyverbs-iwarp "$out" > /tmp/pyverbs-cases
     while IFS='	' read -r verdict name why; do
         case $verdict in
         PASS) pass "$name" ;;

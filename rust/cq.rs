@@ -177,8 +177,10 @@ pub(crate) struct Cq {
 
 /// Completion queues per device.
 pub(crate) const MAX_CQ: u32 = 1 << 14;
-/// Entries per completion queue.
-pub(crate) const MAX_CQE: u32 = 1 << 16;
+/// Entries per completion queue (`max_cqe`): the most a user CQ's ring holds,
+/// and kernel CQs the same, so that the one limit the device reports holds for
+/// both (a CQ of `max_cqe` entries must be creatable: pyverbs' `test_cq` does it).
+pub(crate) const MAX_CQE: u32 = crate::abi::ring::MAX_RING_ENTRIES;
 
 /// Whether `req_notify_cq` should report that completions are already queued.
 pub(crate) struct Missed(pub(crate) bool);

@@ -311,6 +311,19 @@ pub unsafe extern "C" fn create_qp_ex(
     } else {
         false
     };
+    // The command below (`ibv_cmd_create_qp_ex`) takes PD, XRCD and SEND_OPS_FLAGS
+    // in `comp_mask` and refuses anything else with EINVAL. CREATE_FLAGS with no flag
+    // set asks for nothing (pyverbs sets the bit at random): accepted; a flag rsiw
+    // does not have: EOPNOTSUPP. The caller's `comp_mask` is restored after the call.
+    let create_flags = sys::ibv_qp_init_attr_mask_IBV_QP_INIT_ATTR_CREATE_FLAGS;
+    let no_flags = a.comp_mask & create_flags != 0;
+    if no_flags {
+        if a.create_flags != 0 {
+            cmem::set_errno(sys::EOPNOTSUPP as c_int);
+            return null_mut();
+        }
+        a.comp_mask &= !create_flags;
+    }
     // SAFETY: a live context of ours.
     let driver_id = unsafe { context::driver_id(ibctx) };
     let mut qp = Qp::new_boxed(driver_id);
@@ -329,6 +342,9 @@ pub unsafe extern "C" fn create_qp_ex(
             size_of_val(&resp),
         )
     };
+    if no_flags {
+        a.comp_mask |= create_flags;
+    }
     if rc != 0 {
         cmem::set_errno(rc);
         return null_mut();

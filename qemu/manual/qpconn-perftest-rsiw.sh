@@ -8,7 +8,7 @@
 # RDMA Write and RDMA Read bandwidth at 64 KiB and latency at 8 B, ib_atomic_bw and
 # ib_atomic_lat with FetchAdd and CmpSwap. Each must finish and print its result line.
 . /rsiw/lib.sh
-# QP connections from modify_qp are off unless qp_conn_port is set (module.md).
+# The listener's port for QP connections from modify_qp, stated (it is the default).
 RSIW_MODPARAMS="qp_conn_port=4792"
 setup_net
 D=rsiw0

@@ -91,6 +91,8 @@ start_client "raw RST" 2
 # whole minute. What landed is judged: every reset connection must fail cleanly.
 rsiw-rawpeer rst $P 2 60 > /tmp/rst.log 2>&1
 cat /tmp/rst.log
+# The load has nothing more to show: it stops (the client closes what is still up).
+kill $client 2>/dev/null
 n=$(sed -n 's/^reset \([0-9]*\) of 2.*/\1/p' /tmp/rst.log)
 check_wait "raw RST: the client ends" $client
 case "$n" in

@@ -45,12 +45,18 @@ check "lo: MTU 1500" ip link set lo mtu 1500
 capture large Y large-fpdus
 capture rfc N rfc-fpdus
 
-# 64 MiB written and read at each FPDU size (lo MTU, large FPDUs).
-for m in 1500:Y 1500:N 9000:N 65536:Y; do
-    mtu=${m%%:*} l=${m#*:}
+# 64 MiB written at each FPDU size (lo MTU, large FPDUs), and read back as Read
+# Responses at MTU 1500, where the FPDUs are smallest and framing does the most work
+# (the suite's time budget leaves out the Reads at 9000 and 65536).
+for m in 1500:Y:read 1500:N:read 9000:N 65536:Y; do
+    mtu=${m%%:*}
+    l=${m#*:}
+    l=${l%%:*}
+    cases=bulk-write-64MiB
+    case $m in *:read) cases=$cases,bulk-read-64MiB ;; esac
     ip link set lo mtu "$mtu"
     echo "$l" > $LARGE
-    RSIW_VERBS_CASES=bulk-write-64MiB,bulk-read-64MiB verbs_run "$D" 10.0.2.15 "mtu$mtu-large$l"
+    RSIW_VERBS_CASES=$cases verbs_run "$D" 10.0.2.15 "mtu$mtu-large$l"
 done
 ip link set lo mtu 65536
 echo Y > $LARGE

@@ -10,6 +10,8 @@
 # offsets, checked against an in-memory model) on the mount.
 . /rsiw/lib.sh
 setup_net
+# Jumbo frames between the two, as nfs_pair sets them (testing.md, "Two VMs").
+ip link set eth1 mtu 9000
 peer=$(peer_addr)
 check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
 dev_up rsiw rsiw0 eth1 || finish

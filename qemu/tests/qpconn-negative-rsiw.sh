@@ -12,7 +12,7 @@
 # its attempt waits for the Reply leaves cleanly; no QP is left and kmemleak stays
 # silent.
 . /rsiw/lib.sh
-# QP connections from modify_qp are off unless qp_conn_port is set (module.md).
+# The listener's port for QP connections from modify_qp, stated (it is the default).
 RSIW_MODPARAMS="qp_conn_port=4792"
 setup_net
 D=rsiw0

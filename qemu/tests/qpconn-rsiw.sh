@@ -7,7 +7,7 @@
 # iterations, with and without -e) between a server and a client on rsiw0;
 # ibv_uc_pingpong / ibv_ud_pingpong fail at once; no QP left.
 . /rsiw/lib.sh
-# QP connections from modify_qp are off unless qp_conn_port is set (module.md).
+# The listener's port for QP connections from modify_qp, stated (it is the default).
 RSIW_MODPARAMS="qp_conn_port=4792"
 setup_net
 D=rsiw0

@@ -21,7 +21,7 @@ limit max_sge_rd 1
 limit max_qp_rd_atom 128
 limit max_qp_init_rd_atom 128
 limit max_srq_wr 16384
-limit max_cqe 65536
+limit max_cqe 32768
 limit atomic_cap ATOMIC_GLOB
 check_output "ibv_devinfo MEM_MGT_EXTENSIONS" 'MEM_MGT_EXTENSIONS' printf '%s\n' "$info"
 

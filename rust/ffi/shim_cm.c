@@ -41,9 +41,9 @@ static bool draft_swap;
 module_param(draft_swap, bool, 0644);
 MODULE_PARM_DESC(draft_swap, "Also execute the Atomic Swap of draft-ietf-storm-rdma-ext-03 (AOpCode 0x1) as responder; RFC 7306 dropped it, so by default it is an unsupported AOpCode and ends the stream with a Terminate. Applies to connections established afterwards");
 
-static unsigned int qp_conn_port;
+static unsigned int qp_conn_port = 4792;
 module_param(qp_conn_port, uint, 0444);
-MODULE_PARM_DESC(qp_conn_port, "TCP port of each device's listener for QPs connected from modify_qp (an address vector and a destination QP number at RTR, as ibv_rc_pingpong and perftest without -R do), e.g. 4792; 0 (default): no listener, such QPs refuse RTR");
+MODULE_PARM_DESC(qp_conn_port, "TCP port of each device's listener for QPs connected from modify_qp (an address vector and a destination QP number at RTR, as ibv_rc_pingpong and perftest without -R do; the listener is made at the first such RTR); 0: no listener, such QPs refuse RTR (default 4792)");
 
 static unsigned int qp_conn_timeout_ms = 20000;
 module_param(qp_conn_timeout_ms, uint, 0644);

@@ -429,8 +429,12 @@ impl Mem {
             return Err(MemError::Access);
         }
         let parent_gen;
+        // A window grants remote rights only: a local write right in the bind is
+        // ignored, as rxe and mlx5 ignore it (rdma-core's own MW tests set it);
+        // anything else that is not a remote right (zero-based windows, MW_BIND)
+        // refuses the bind.
+        let access = Access(access.0 & !Access::LOCAL_WRITE.0);
         if access.0 & !Access::REMOTE != 0 {
-            // Zero-based windows and local rights are not window rights here.
             return Err(MemError::Access);
         }
         {

@@ -411,6 +411,14 @@ impl Qp {
             }
             let from = inner.state;
             let to = m.state.unwrap_or(from);
+            if from == QpState::Error && to == QpState::Sqd {
+                // librdmacm's rdma_disconnect moves an iWARP QP to SQD (the
+                // RDMAC verbs' Closing) before it disconnects; after the
+                // peer's close the QP is in ERROR already and there is
+                // nothing left to close: accepted, the QP stays in ERROR (as
+                // siw does; IB has no such transition).
+                return Ok(());
+            }
             let target = self.arming(&inner, from, to, &m.path)?;
             let armed = inner.oob.is_some() || target.is_some();
             check_transition(from, to, inner.conn.is_some() || armed)?;

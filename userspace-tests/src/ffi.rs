@@ -60,7 +60,9 @@ fn nonnull<T>(p: *mut T, what: &str) -> Result<*mut T> {
     }
 }
 
-/// Waits until `fd` is readable; `false` on timeout.
+/// Waits until `fd` is readable; `false` on timeout, or when a signal interrupted the
+/// wait (the callers' loops look at what the signal handler set, e.g. rsiw-load's
+/// stop flag, and wait again; `poll` is never restarted after a handler).
 fn poll_in(fd: i32, timeout_ms: i32) -> Result<bool> {
     let mut p = libc::pollfd {
         fd,
@@ -70,7 +72,11 @@ fn poll_in(fd: i32, timeout_ms: i32) -> Result<bool> {
     // SAFETY: `p` is one valid pollfd for the duration of the call.
     let n = unsafe { libc::poll(&mut p, 1, timeout_ms) };
     if n < 0 {
-        return Err(Error::last_os_error());
+        let e = Error::last_os_error();
+        if e.kind() == ErrorKind::Interrupted {
+            return Ok(false);
+        }
+        return Err(e);
     }
     Ok(n > 0)
 }

@@ -9,7 +9,7 @@
 # The tests pick GID 1 (eth0's IPv4 address; they skip GIDs with a zero interface ID)
 # and connect their RC QPs from modify_qp (Documentation/qpconn.md).
 . /rsiw/lib.sh
-# QP connections from modify_qp are off unless qp_conn_port is set (module.md).
+# The listener's port for QP connections from modify_qp, stated (it is the default).
 RSIW_MODPARAMS="qp_conn_port=4792"
 setup_net
 D=${RSIW_DEV_TYPE:-rsiw}0
