@@ -58,11 +58,9 @@ struct rsiw_deadline;
  * The flags of a stream send. @more: more of the stream follows at once;
  * TCP holds a partial segment back for it (MSG_MORE). Otherwise the send ends
  * what there is to send now, and MSG_EOR ends its segment: TCP's autocorking
- * (tcp_should_autocork()) would otherwise hold that last partial segment until
- * the NIC completes the earlier segments of the same FPDU, and TX completions
- * that come late (virtio-net batches them) then stall every multi-segment
- * message by that long, which a ping-pong of one message at a time waits out
- * each round.
+ * (tcp_should_autocork()) would otherwise hold that last partial segment back
+ * until the NIC has completed the earlier segments of the burst, although
+ * nothing will follow it to fill it.
  */
 static inline int rsiw_sock_send_flags(bool more)
 {
