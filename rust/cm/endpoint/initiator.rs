@@ -14,22 +14,14 @@ impl Endpoint {
         ird: u16,
         ord: u16,
     ) {
-        let p = iwcm::params();
-        let local = LocalParams {
-            rev: Revision::Rev2,
-            crc: p.crc,
-            markers_rx: false,
-            markers_tx: false,
-            ird,
-            ord,
-            // The engine can send a zero-length Write or Read as the RTR.
-            p2p: p.peer_to_peer.then_some(RtrSet {
-                send: false,
-                write: true,
-                read: true,
-            }),
-            large_fpdu: p.large_fpdu,
+        // The engine can send a zero-length Write or Read as the RTR.
+        let rtr = RtrSet {
+            send: false,
+            write: true,
+            read: true,
         };
+        let p = iwcm::params();
+        let local = our_params(ird, ord, p.peer_to_peer.then_some(rtr));
         let mut inner = self.inner.lock();
         let started = match &inner.cm_id {
             Some(id) => Socket::connect_start(&id.as_ref()),

@@ -246,6 +246,23 @@ impl WorkItem for Endpoint {
 }
 
 /// Our depth as sent on the wire (14 bits, RFC 6581 §5).
+/// Our MPA offer, whichever side and path (iw_cm initiator or responder, QP
+/// connection): MPA v2, CRC and large FPDUs as the module parameters say, no
+/// markers, the given IRD/ORD and RTR offer.
+fn our_params(ird: u16, ord: u16, p2p: Option<RtrSet>) -> LocalParams {
+    let p = iwcm::params();
+    LocalParams {
+        rev: Revision::Rev2,
+        crc: p.crc,
+        markers_rx: false,
+        markers_tx: false,
+        ird,
+        ord,
+        p2p,
+        large_fpdu: p.large_fpdu,
+    }
+}
+
 fn depth(v: u32) -> u16 {
     u16::try_from(v).unwrap_or(u16::MAX).min(mpa::IRD_ORD_MAX)
 }

@@ -465,15 +465,5 @@ impl Endpoint {
 /// large FPDUs as the module parameters say, the armed QP's IRD/ORD, and
 /// `p2p` (the initiator's RTR offer).
 fn qp_local(job: &Job, p2p: Option<RtrSet>) -> LocalParams {
-    let p = iwcm::params();
-    LocalParams {
-        rev: Revision::Rev2,
-        crc: p.crc,
-        markers_rx: false,
-        markers_tx: false,
-        ird: depth(job.ird),
-        ord: depth(job.ord),
-        large_fpdu: p.large_fpdu,
-        p2p,
-    }
+    our_params(depth(job.ird), depth(job.ord), p2p)
 }

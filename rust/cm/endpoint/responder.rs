@@ -301,15 +301,5 @@ impl Endpoint {
 
 /// The responder's offer: our CRC preference, the ULP's depths, any RTR.
 fn local_responder(ird: u32, ord: u32) -> LocalParams {
-    let p = iwcm::params();
-    LocalParams {
-        rev: Revision::Rev2,
-        crc: p.crc,
-        markers_rx: false,
-        markers_tx: false,
-        ird: depth(ird),
-        ord: depth(ord),
-        p2p: None,
-        large_fpdu: p.large_fpdu,
-    }
+    our_params(depth(ird), depth(ord), None)
 }
