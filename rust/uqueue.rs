@@ -237,6 +237,18 @@ impl UserSq {
         fence(Ordering::SeqCst);
     }
 
+    /// What the ring's header says now, for the operator's view: the
+    /// provider's producer index, the consumer index the kernel published
+    /// and whether the SQ is marked idle (the next post rings the doorbell).
+    pub(crate) fn header(&self) -> (u32, u32, bool) {
+        let m = &self.ring.mem;
+        (
+            m.producer().load(Ordering::Relaxed),
+            m.consumer().load(Ordering::Relaxed),
+            m.flags().load(Ordering::Relaxed) & ring::SQ_IDLE != 0,
+        )
+    }
+
     /// The TX side is working on the SQ: posts need no doorbell.
     pub(crate) fn unpark(&self) {
         let flags = self.ring.mem.flags();

@@ -74,6 +74,10 @@ round() {
     check_output "round $n: server: $CONNS connections accepted and closed, every Send right" \
         "accepted $CONNS refused 0 closed $CONNS open 0; sends verified $((3 * CONNS)) bad 0;.* hung 0$" \
         cat /tmp/server.log
+    # rdma_cm consumers that pair their i-th connect with the server's i-th
+    # request (perftest -R -q N) need the requests of one client in its order.
+    check_output "round $n: server: the client's $CONNS connects arrived in the order it made them" \
+        "out_of_order 0;" cat /tmp/server.log
     check "round $n: no connection left" retry 30 sh -c "! rdma resource show cm_id | grep -qw $D"
     end=$(used)
 }

@@ -7,7 +7,7 @@ mod conn;
 mod oob;
 mod port;
 mod rq;
-mod sq;
+pub(crate) mod sq;
 
 use crate::{
     cq::{Cq, Cqe, WcFlags, WcStatus},
@@ -553,6 +553,11 @@ impl Qp {
     /// batching transmissions; the provider may post at any time).
     pub(crate) fn sq_posted(&self) -> bool {
         self.inner.lock().sq.posted()
+    }
+
+    /// The SQ's indices and in-flight count, for the operator's view.
+    pub(crate) fn sq_snapshot(&self) -> sq::SqSnapshot {
+        self.inner.lock().sq.snapshot()
     }
 
     /// TX is scheduled and will look at the SQ: the provider's next posts

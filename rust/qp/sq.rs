@@ -29,6 +29,24 @@ pub(super) struct Taken {
     slot: u32,
 }
 
+/// [`SendQueue::snapshot`].
+#[derive(Clone, Copy, Default)]
+pub(crate) struct SqSnapshot {
+    /// WQEs the engine took that have not completed.
+    pub(crate) taken: u32,
+    /// A user ring's indices.
+    pub(crate) user: Option<UserSqSnapshot>,
+}
+
+/// A user SQ's indices (free-running) and idle mark.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct UserSqSnapshot {
+    pub(crate) produced: u32,
+    pub(crate) fetched: u32,
+    pub(crate) released: u32,
+    pub(crate) idle: bool,
+}
+
 /// The provider's ring and the indices the kernel owns: `head` is the oldest
 /// slot still in use (its WQE taken, not completed), `next` the next SQE to
 /// fetch; the provider's producer index says what is posted.
@@ -270,6 +288,27 @@ impl SendQueue {
                     .map_or(0, |p| p.wrapping_sub(u.next).min(u.ring.entries()) as usize)
             }
         }
+    }
+
+    /// The queue's state for the operator's view (`rdma resource show qp
+    /// -dd`): WQEs taken and not completed, and for a user ring the
+    /// provider's producer index, the next index TX fetches, the consumer
+    /// index published to the provider and the idle mark.
+    pub(super) fn snapshot(&self) -> SqSnapshot {
+        let mut s = SqSnapshot {
+            taken: self.taken.len() as u32,
+            ..SqSnapshot::default()
+        };
+        if let Posted::User(u) = &self.posted {
+            let (produced, released, idle) = u.ring.header();
+            s.user = Some(UserSqSnapshot {
+                produced,
+                fetched: u.next,
+                released,
+                idle,
+            });
+        }
+        s
     }
 
     /// TX is scheduled and will look at the SQ: the provider's next posts

@@ -40,6 +40,16 @@ pub(crate) fn qp_details(dev: &Device, qpn: u32, t: &mut DriverTable<'_>) -> Res
     let (_, ord, ird, _) = qp.query();
     t.put_u32(c_str!("ord"), ord)?;
     t.put_u32(c_str!("ird"), ird)?;
+    // The SQ: what a stalled sender looks at first (posted, taken by TX,
+    // completed and handed back, whether a post would ring the doorbell).
+    let sq = qp.sq_snapshot();
+    t.put_u32(c_str!("sq_inflight"), sq.taken)?;
+    if let Some(u) = sq.user {
+        t.put_u32(c_str!("sq_produced"), u.produced)?;
+        t.put_u32(c_str!("sq_fetched"), u.fetched)?;
+        t.put_u32(c_str!("sq_released"), u.released)?;
+        t.put_str(c_str!("sq_idle"), yes_no(u.idle))?;
+    }
     let Some(conn) = qp.conn() else {
         return t.put_str(c_str!("conn"), c_str!("none"));
     };

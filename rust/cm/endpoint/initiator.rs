@@ -80,6 +80,7 @@ impl Endpoint {
                 if let Err(e) = sent {
                     return self.init_failed(init, connect_status(e));
                 }
+                self.set_launched();
                 {
                     let _inner = self.inner.lock();
                     self.new_deadline(iwcm::params().timeout_ms);
@@ -201,6 +202,7 @@ impl Endpoint {
 
     /// Reports a failed connect and drops our cm_id reference.
     pub(super) fn connect_failed(self: &Arc<Self>, status: i32, private_data: &[u8]) {
+        self.set_launched();
         if self.qp_connect_failed(status) {
             return;
         }

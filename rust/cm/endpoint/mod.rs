@@ -28,9 +28,9 @@ use crate::{
 };
 use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::{
-    c_str, impl_has_work, new_mutex, new_work,
+    c_str, impl_has_work, new_condvar, new_mutex, new_work,
     prelude::*,
-    sync::{Arc, Mutex},
+    sync::{Arc, CondVar, CondVarTimeoutResult, Mutex},
     workqueue::{Work, WorkItem},
 };
 
@@ -188,6 +188,12 @@ pub(crate) struct Endpoint {
     deadline: Deadline<Endpoint>,
     /// The port's counters (connections established, refused, closed).
     ctr: Arc<PortCounters>,
+    /// Initiator: the MPA Request is in the socket, or the attempt ended;
+    /// `iw_connect` waits for it (see [`Endpoint::start_connect`]).
+    #[pin]
+    launched: Mutex<bool>,
+    #[pin]
+    launched_cv: CondVar,
 }
 
 impl_has_work! {
@@ -282,6 +288,8 @@ impl Endpoint {
                 events: AtomicU8::new(0),
                 deadline,
                 ctr: ctr.clone(),
+                launched <- new_mutex!(false, "rsiw_cm_launched"),
+                launched_cv <- new_condvar!("rsiw_cm_launched"),
             }),
             GFP_KERNEL,
         )
@@ -329,6 +337,17 @@ impl Endpoint {
 
     /// `iw_connect`: starts connecting `id` for QP `param.qpn` of `dev`; the
     /// outcome is a `CONNECT_REPLY` event.
+    ///
+    /// Returns once the MPA Request is in the socket (or the attempt ended),
+    /// as siw's `iw_connect` does, waiting at most `mpa_timeout_ms` and not
+    /// past a signal: so the Requests of successive connects leave in the
+    /// order of the calls, and a responder sees its `CONNECT_REQUEST`s in
+    /// that order. Consumers rely on it: perftest's rdma_cm mode connects
+    /// its QPs one after the other and pairs the i-th connect with the
+    /// server's i-th accepted connection (`ib_send_bw -R -q 4` sent its
+    /// credit Writes over the wrong connections and stopped when two
+    /// connections overtook each other). The connect itself never blocks:
+    /// a peer that does not answer costs the caller the bounded wait only.
     pub(crate) fn start_connect(dev: &Device, id: &CmIdRef<'_>, param: &ConnParam<'_>) -> Result {
         let qp = qp_link::lookup(dev, param.qpn)?;
         // Private data beyond 512 bytes cannot be sent (RFC 5044 §7.1.1).
@@ -345,7 +364,34 @@ impl Endpoint {
         };
         let ep = Self::new(phase, Some(id.get()), dev.counters())?;
         ep.schedule();
+        ep.wait_launched(iwcm::params().timeout_ms);
         Ok(())
+    }
+
+    /// Initiator: the MPA Request is in the socket, or the attempt ended.
+    fn set_launched(&self) {
+        *self.launched.lock() = true;
+        self.launched_cv.notify_all();
+    }
+
+    /// Waits (process context) until [`Self::set_launched`], at most `ms`
+    /// milliseconds, and not past a signal.
+    fn wait_launched(&self, ms: u32) {
+        let until = kernel::time::Ktime::ktime_get().to_ms() + i64::from(ms);
+        let mut g = self.launched.lock();
+        while !*g {
+            let left = until - kernel::time::Ktime::ktime_get().to_ms();
+            let Ok(left) = u32::try_from(left) else { break };
+            if left == 0 {
+                break;
+            }
+            let woke = self
+                .launched_cv
+                .wait_interruptible_timeout(&mut g, kernel::time::msecs_to_jiffies(left));
+            if let CondVarTimeoutResult::Signal { .. } = woke {
+                break;
+            }
+        }
     }
 
     /// A connection accepted on `listener`: its Request is collected by the

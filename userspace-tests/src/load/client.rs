@@ -6,8 +6,8 @@
 
 use crate::ffi::{self, sys::*, Channel, CmEvent, CmId, Cq, Mr, Op, Pd, Qp, Sge};
 use crate::{
-    fill, parse_ack, parse_reply, request, send_msg, wr_id, wr_parts, Opts, MSG_MAX, RECVS,
-    SEND_HDR, STOP,
+    fill, parse_ack, parse_reply, request, send_msg, wr_id, wr_parts, ConnectOrder, Opts, MSG_MAX,
+    RECVS, SEND_HDR, STOP,
 };
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
@@ -166,7 +166,9 @@ impl Conn {
         for slot in 0..RECVS {
             self.post_recv(slot)?;
         }
-        self.id.connect(&request(size)).map_err(io)?;
+        self.id
+            .connect(&request(size, ConnectOrder::next()))
+            .map_err(io)?;
         self.phase = Phase::Connecting;
         self.since = Instant::now();
         Ok(())

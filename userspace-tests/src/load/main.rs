@@ -170,15 +170,46 @@ pub fn be64(b: &[u8], at: usize) -> Option<u64> {
 }
 
 /// The client's connection request: the region size it needs.
-pub fn request(size: usize) -> Vec<u8> {
+pub fn request(size: usize, order: ConnectOrder) -> Vec<u8> {
     let mut v = REQ_MAGIC.to_be_bytes().to_vec();
     v.extend_from_slice(&(size as u32).to_be_bytes());
+    v.extend_from_slice(&order.client.to_be_bytes());
+    v.extend_from_slice(&order.seq.to_be_bytes());
     v
 }
 
-/// The region size a request asks for.
-pub fn parse_request(b: &[u8]) -> Option<usize> {
-    (be32(b, 0)? == REQ_MAGIC).then_some(be32(b, 4)? as usize)
+/// Which client process sent a connection request, and how many connects it
+/// had made before this one: a client connects one after the other, so its
+/// requests must reach the server in that order (what perftest's rdma_cm
+/// mode relies on to pair its QPs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnectOrder {
+    pub client: u32,
+    pub seq: u32,
+}
+
+impl ConnectOrder {
+    /// This process's next connect.
+    pub fn next() -> Self {
+        static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        Self {
+            client: std::process::id(),
+            seq: SEQ.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+}
+
+/// The region size a request asks for, and its place among its client's
+/// connects.
+pub fn parse_request(b: &[u8]) -> Option<(usize, ConnectOrder)> {
+    if be32(b, 0)? != REQ_MAGIC {
+        return None;
+    }
+    let order = ConnectOrder {
+        client: be32(b, 8)?,
+        seq: be32(b, 12)?,
+    };
+    Some((be32(b, 4)? as usize, order))
 }
 
 /// The server's accept: its region.

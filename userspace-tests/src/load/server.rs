@@ -42,6 +42,8 @@ struct Tally {
     wc_errors: u64,
     flushed: u64,
     hung: u64,
+    /// Requests that reached us before one their client had made earlier.
+    out_of_order: u64,
 }
 
 fn io(e: std::io::Error) -> String {
@@ -51,7 +53,7 @@ fn io(e: std::io::Error) -> String {
 impl Conn {
     fn accept(chan: &Rc<Channel>, pd: &Pd, ev: &CmEvent) -> Result<Self, String> {
         let id = CmId::adopt(chan, ev).map_err(io)?;
-        let size = parse_request(&ev.private).ok_or("connection request without a size")?;
+        let (size, _) = parse_request(&ev.private).ok_or("connection request without a size")?;
         let size = size.clamp(8, 1 << 20);
         let len = size.div_ceil(8) * 8 + 64;
         let access = ffi::LOCAL_WRITE | ffi::REMOTE_WRITE | ffi::REMOTE_READ | ffi::REMOTE_ATOMIC;
@@ -189,6 +191,7 @@ pub fn run(o: &Opts) -> Result<bool, String> {
     let end = o.seconds.map(|s| Instant::now() + Duration::from_secs(s));
     let mut conns: Vec<Conn> = Vec::new();
     let mut t = Tally::default();
+    let mut last_seq = std::collections::HashMap::new();
     let mut idle = 0u32;
     let mut last_report = Instant::now();
     let mut removed = false;
@@ -199,6 +202,17 @@ pub fn run(o: &Opts) -> Result<bool, String> {
             let key = ev.id_key();
             match ev.kind {
                 rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST => {
+                    if let Some((_, o)) = parse_request(&ev.private) {
+                        let last = last_seq.entry(o.client).or_insert(o.seq);
+                        if o.seq < *last {
+                            t.out_of_order += 1;
+                            eprintln!(
+                                "rsiw-load server: client {}'s connect {} arrived after its connect {}",
+                                o.client, o.seq, last
+                            );
+                        }
+                        *last = (*last).max(o.seq);
+                    }
                     match Conn::accept(&chan, &pd, &ev) {
                         Ok(c) => {
                             t.accepted += 1;
@@ -278,8 +292,8 @@ pub fn run(o: &Opts) -> Result<bool, String> {
     let open = conns.len();
     drop(conns);
     println!(
-        "rsiw-load server: accepted {} refused {} closed {} open {open}; sends verified {} bad {}; acks {}; wc_errors {} flushed {}; hung {}",
-        t.accepted, t.refused, t.closed, t.verified, t.bad, t.acks, t.wc_errors, t.flushed, t.hung
+        "rsiw-load server: accepted {} refused {} closed {} open {open}; sends verified {} bad {}; acks {}; wc_errors {} flushed {}; out_of_order {}; hung {}",
+        t.accepted, t.refused, t.closed, t.verified, t.bad, t.acks, t.wc_errors, t.flushed, t.out_of_order, t.hung
     );
     Ok(t.bad == 0 && t.hung == 0)
 }
