@@ -474,7 +474,8 @@ impl Qp {
                 self.rq_reset();
             }
             // A stream bound at RTR (a QP connection from `modify_qp`)
-            // sends what is posted from RTS on.
+            // sends what is posted from then on (see `sq_active`); RTS
+            // changes nothing for it but a kick costs nothing.
             QpState::Rts => {
                 if let Some(c) = conn {
                     c.kick();
@@ -496,10 +497,10 @@ impl Qp {
         let (kick, flushed) = {
             let mut inner = self.inner.lock();
             match inner.state {
-                QpState::Rts | QpState::Sqd => {
+                _ if Self::sq_active(&inner) => {
                     // User QPs post in their ring, never here (EINVAL).
                     inner.sq.post(wqe)?;
-                    let kick = (inner.state == QpState::Rts)
+                    let kick = (inner.state != QpState::Sqd)
                         .then(|| inner.conn.clone())
                         .flatten();
                     (kick, None)
@@ -530,7 +531,7 @@ impl Qp {
     pub(crate) fn sq_peek(&self) -> Option<SendWqe> {
         let bad = {
             let mut inner = self.inner.lock();
-            if !matches!(inner.state, QpState::Rts | QpState::Sqd) {
+            if !Self::sq_active(&inner) {
                 return None;
             }
             match inner.sq.next(true) {
@@ -572,7 +573,7 @@ impl Qp {
     /// if the QP left RTS/SQD meanwhile: the flush completes it.
     pub(crate) fn sq_take(&self, w: &SendWqe) -> Option<(u64, bool)> {
         let mut inner = self.inner.lock();
-        if !matches!(inner.state, QpState::Rts | QpState::Sqd) {
+        if !Self::sq_active(&inner) {
             return None;
         }
         let seq = inner.sq.take(w)?;
@@ -786,16 +787,34 @@ impl Qp {
     /// uverbs ioctl, which may sleep: in RTS the engine transmits right here
     /// (`Conn::kick_direct`).
     pub(crate) fn doorbell(&self) -> Result {
-        match self.state() {
-            QpState::Rts | QpState::Sqd => {
-                if let Some(c) = self.conn() {
-                    c.kick_direct();
-                }
+        let (active, state, conn) = {
+            let inner = self.inner.lock();
+            (Self::sq_active(&inner), inner.state, inner.conn.clone())
+        };
+        if active {
+            if let Some(c) = conn {
+                c.kick_direct();
             }
-            QpState::Error => self.set_error(),
-            _ => {}
+        } else if state == QpState::Error {
+            self.set_error();
         }
         Ok(())
+    }
+
+    /// Whether TX takes the SQ's work: in RTS and SQD (which stops only
+    /// between messages, the engine's business), and in RTR once a stream
+    /// is bound. Only a QP connection from `modify_qp` has a stream at RTR
+    /// (the iw_cm binds at RTS). IB leaves the SQ alone until RTS; on an
+    /// iWARP stream both directions are up together, and perftest relies on
+    /// it: on an iWARP device `ib_send_bw` paces its Sends with credits,
+    /// RDMA Writes that its server posts from QPs it leaves in RTR
+    /// (Documentation/qpconn.md).
+    fn sq_active(inner: &Inner) -> bool {
+        match inner.state {
+            QpState::Rts | QpState::Sqd => true,
+            QpState::Rtr => inner.conn.is_some(),
+            _ => false,
+        }
     }
 
     /// Runs `f` on a user QP's rings (the create response needs them).
