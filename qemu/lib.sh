@@ -226,7 +226,8 @@ perftest_run() {
         # iWARP connects over TCP to the port itself; RoCE (rxe) has no TCP listener.
         case $d in *siw*) wait_tcp_listen "$p" ;; esac
         ;;
-    *) sleep 2 ;;  # the server's TCP exchange socket listens right away
+    # Without -R the server exchanges QPNs over a TCP socket of its own on the port.
+    *) wait_tcp_listen "$p" ;;
     esac
     timeout 240 "$t" -F -d "$d" ${s:+-s "$s"} -n "$iters" -p "$p" "$@" "${PERF_ADDR:-10.0.2.15}" > "$log.client.log" 2>&1
     rc=$?
