@@ -743,10 +743,13 @@ nfs_stat_moved() {
 }
 
 # PYVERBS_MODULES: rdma-core's pyverbs test modules that are not vendor-specific
-# (mlx5, efa) and need no GPU (Debian 12's python3-pyverbs 44 has no test_srq).
+# (mlx5, efa) and need no GPU (Debian 12's python3-pyverbs 44 has no test_srq), and
+# rsiw_restate, written on rdma-core's test classes in /rsiw/pyverbs-run.py: QP
+# connections from modify_qp connect again after RESET and after ERROR.
 PYVERBS_MODULES="test_addr test_atomic test_cq test_cq_events test_cqex test_device
 test_flow test_fork test_mr test_odp test_parent_domain test_pd test_qp test_qpex
-test_rdmacm test_relaxed_ordering test_rss_traffic test_shared_pd test_tag_matching"
+test_rdmacm test_relaxed_ordering test_rss_traffic test_shared_pd test_tag_matching
+rsiw_restate"
 
 # PYVERBS_IWARP: tests that assert what IB gives and iWARP cannot, one per line,
 # `ID<TAB>why` (testing.md lists them with the evidence). In judge mode a failure of one

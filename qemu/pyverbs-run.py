@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Runs rdma-core's pyverbs tests on one device, module after module, in one process.
 
-Usage: pyverbs-run.py DEV MODULE...  (MODULE: test_pd, test_qp, ...)
+Usage: pyverbs-run.py DEV MODULE...  (MODULE: test_pd, test_qp, ..., and rsiw's own
+rsiw_restate, defined here)
 
 The tests are Debian's python3-pyverbs tests as the image has them (uncompressed);
 they run as rdma-core's run_tests.py runs them (`--dev DEV`, the tests' own
@@ -72,6 +73,77 @@ class Result(unittest.TestResult):
         self.emit('xpass', test)
 
 
+def rsiw_restate():
+    """rsiw's own module, run like rdma-core's: QP connections from modify_qp connect
+    again after RESET (RESET→INIT→RTR→RTS with the attributes query_qp returned, as
+    rdma-core's test_mr restates its QPs in the rereg tests, which skip on a device
+    without rereg_mr), twice in a row, and after both QPs were moved to ERROR; Sends
+    and RDMA Writes go through after each."""
+    import time
+    import types
+    import pyverbs.enums as e
+    import tests.utils as u
+    from pyverbs.qp import QPAttr
+    from tests.base import RDMATestCase
+    from tests.test_mr import MRRes
+
+    access = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
+
+    class QPRestateTest(RDMATestCase):
+        def setUp(self):
+            super().setUp()
+            self.iters = 10
+            self.client = MRRes(**self.dev_info, mr_access=access)
+            self.server = MRRes(**self.dev_info, mr_access=access)
+            self.client.pre_run(self.server.psns, self.server.qps_num)
+            self.server.pre_run(self.client.psns, self.client.qps_num)
+            self.server.rkey = self.client.mr.rkey
+            self.server.remote_addr = self.client.mr.buf
+            self.client.rkey = self.server.mr.rkey
+            self.client.remote_addr = self.server.mr.buf
+            self.server_attr, _ = self.server.qp.query(0x1ffffff)
+            self.client_attr, _ = self.client.qp.query(0x1ffffff)
+            self.args = {'client': self.client, 'server': self.server,
+                         'iters': self.iters, 'gid_idx': self.gid_index,
+                         'port': self.ib_port}
+
+        def restate(self):
+            for qp in (self.server.qp, self.client.qp):
+                qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+            # The first RESET closed the stream, and on iWARP the stream is the
+            # connection: the other QP went to ERROR and flushed the receive
+            # traffic() leaves posted, as any consumer reaps such completions
+            # before it uses the CQ again (IB would notice nothing until a
+            # retry ran out). Its RESET then ends that too.
+            time.sleep(0.2)
+            for cq in (self.server.cq, self.client.cq):
+                while cq.poll(16)[0] > 0:
+                    pass
+            self.server.qp.to_rts(self.server_attr)
+            self.client.qp.to_rts(self.client_attr)
+
+        def traffic(self):
+            u.traffic(**self.args)
+            u.rdma_traffic(**self.args, send_op=e.IBV_WR_RDMA_WRITE)
+
+        def test_reconnect_after_reset(self):
+            self.traffic()
+            for _ in range(2):
+                self.restate()
+                self.traffic()
+
+        def test_reconnect_after_error(self):
+            self.traffic()
+            for qp in (self.server.qp, self.client.qp):
+                qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+            self.restate()
+            self.traffic()
+
+    mod = types.ModuleType('rsiw_restate')
+    mod.QPRestateTest = QPRestateTest
+    return mod
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -87,7 +159,7 @@ def main():
     loader = unittest.TestLoader()
     for name in modules:
         print(f'PYVERBS-MODULE {name} begin', flush=True)
-        mod = getattr(tests, name, None)
+        mod = rsiw_restate() if name == 'rsiw_restate' else getattr(tests, name, None)
         result = Result(name)
         if mod is None:
             print(f'PYVERBS {name} error {name}: no such test module', flush=True)

@@ -49,6 +49,7 @@ pub(crate) trait QpPort: Send + Sync {
         solicited: bool,
     );
     /// The QP goes to ERROR: the engine's WQEs and the posted ones flush.
+    /// A QP the consumer moved to RESET (or on to INIT) stays there.
     fn set_error(&self);
     /// The stream closed under the QP (softirq): the peer's FIN, or an
     /// RST or error if `abortive`. The QP goes to ERROR, at once or (a

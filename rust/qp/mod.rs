@@ -657,7 +657,7 @@ impl Qp {
     /// The stream closed under the QP (`engine::QpPort::peer_closed`, softirq).
     fn peer_closed(self: &Arc<Self>, abortive: bool) {
         if abortive || self.iwcm_stream.load(Ordering::Relaxed) {
-            return self.set_error();
+            return self.stream_failed();
         }
         if !self.peer_gone_armed.swap(true, Ordering::AcqRel) {
             self.peer_gone
@@ -676,8 +676,25 @@ impl Qp {
     /// (`Conn::flush`), then every posted WQE completes with
     /// `IB_WC_WR_FLUSH_ERR`. Any context; never called with rsiw locks held.
     pub(crate) fn set_error(&self) {
+        self.enter_error(false);
+    }
+
+    /// The QP's stream ended under it: ERROR, unless the consumer moved the
+    /// QP to RESET (or on to INIT) meanwhile. Its own modify to RESET closes
+    /// the stream abortively, and the socket reports that close while the
+    /// modify quiesces the engine; IB leaves RESET only at the consumer's
+    /// word, so the QP must not turn up in ERROR (RESET→INIT then failed
+    /// with `EINVAL`, and a QP connection could not be set up again).
+    pub(super) fn stream_failed(&self) {
+        self.enter_error(true);
+    }
+
+    fn enter_error(&self, unless_reset: bool) {
         let (was, conn) = {
             let mut inner = self.inner.lock();
+            if unless_reset && matches!(inner.state, QpState::Reset | QpState::Init) {
+                return;
+            }
             let was = core::mem::replace(&mut inner.state, QpState::Error);
             (was, inner.conn.clone())
         };
@@ -868,6 +885,6 @@ impl Expire for Qp {
 
     /// [`PEER_CLOSE_GRACE_MS`] passed (softirq).
     fn deadline_passed(self: Arc<Self>) {
-        self.set_error();
+        self.stream_failed();
     }
 }

@@ -67,7 +67,7 @@ impl crate::engine::QpPort for Qp {
     }
 
     fn set_error(&self) {
-        Qp::set_error(self)
+        Qp::stream_failed(self)
     }
 
     fn peer_closed(self: Arc<Self>, abortive: bool) {
