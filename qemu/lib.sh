@@ -301,6 +301,30 @@ emit_pcap() {
     echo "RSIW-PCAP-END $1 $(wc -c < "$2") $3"
 }
 
+# capture_start FILE FILTER: tcpdump on lo into FILE (whole packets) for FILTER, in
+# the background ($td); returns once tcpdump had time to open the device.
+capture_start() {
+    tcpdump -Z root -U -i lo -n -s 0 -w "$1" "$2" > /tmp/td.log 2>&1 &
+    td=$!
+    sleep 2
+}
+
+# capture_end NAME FILE CHECK [LABEL]: stops capture_start's tcpdump, then passes
+# "LABEL: tcpdump captured the exchange" and prints the capture for the host's CHECK
+# (xtask/src/pcap.rs), or fails the case if nothing was captured.
+capture_end() {
+    local l="${4:+$4: }tcpdump captured the exchange"
+    sleep 1
+    kill $td; wait $td
+    cat /tmp/td.log
+    if [ -s "$2" ]; then
+        pass "$l ($(wc -c < "$2") bytes)"
+        emit_pcap "$1" "$2" "$3"
+    else
+        fail "$l" "empty capture"
+    fi
+}
+
 # run_kverbs DEV LABEL PASSING FAILING PARAMS...: load rsiw_kverbs_test on DEV (the run
 # happens at load), then check each case in PASSING passed and each in FAILING failed.
 run_kverbs() {
@@ -856,6 +880,24 @@ qp_attr() {
 # in KiB.
 mem_used_kb() {
     awk '/^MemTotal:/ { t = $2 } /^MemAvailable:/ { a = $2 } END { print t - a }' /proc/meminfo
+}
+
+# mem_settled_kb: mem_used_kb with the page cache dropped, read until two readings 2 s
+# apart agree within 1 MiB (RCU callbacks and deferred frees have run), at most 10 times.
+mem_settled_kb() {
+    local a b n=0
+    sync
+    echo 3 > /proc/sys/vm/drop_caches 2>/dev/null
+    b=$(mem_used_kb)
+    while [ $n -lt 10 ]; do
+        sleep 2
+        echo 3 > /proc/sys/vm/drop_caches 2>/dev/null
+        a=$b
+        b=$(mem_used_kb)
+        [ $((a - b)) -lt 1024 ] && [ $((b - a)) -lt 1024 ] && break
+        n=$((n + 1))
+    done
+    echo "$b"
 }
 
 # mem_slack_kb: how far "memory used" may stay above its earlier level after

@@ -14,21 +14,11 @@ D=rsiw0
 P=18790
 
 dev_up rsiw "$D" eth0 || finish
-tcpdump -Z root -U -i lo -n -s 0 -w /tmp/atomic.pcap "tcp port $P or tcp port $((P + 1))" > /tmp/td.log 2>&1 &
-td=$!
-sleep 2
+capture_start /tmp/atomic.pcap "tcp port $P or tcp port $((P + 1))"
 check_output "ib_atomic_lat -R -A FETCH_AND_ADD x 5: result line" '^[[:space:]]*8[[:space:]]' \
     perftest_run ib_atomic_lat "$D" "" 5 $P -R -A FETCH_AND_ADD
 check_output "ib_atomic_lat -R -A CMP_AND_SWAP x 5: result line" '^[[:space:]]*8[[:space:]]' \
     perftest_run ib_atomic_lat "$D" "" 5 $((P + 1)) -R -A CMP_AND_SWAP
-sleep 1
-kill $td; wait $td
-cat /tmp/td.log
-if [ -s /tmp/atomic.pcap ]; then
-    pass "tcpdump captured the exchange ($(wc -c < /tmp/atomic.pcap) bytes)"
-    emit_pcap atomic /tmp/atomic.pcap rfc7306-atomics
-else
-    fail "tcpdump captured the exchange" "empty capture"
-fi
+capture_end atomic /tmp/atomic.pcap rfc7306-atomics
 dev_down rsiw "$D"
 finish

@@ -25,22 +25,6 @@ CONNS=${RSIW_SCALE_CONNS:-500}
 D=rsiw0
 P=7480
 
-used() {
-    local a b n=0
-    sync
-    echo 3 > /proc/sys/vm/drop_caches 2>/dev/null
-    b=$(mem_used_kb)
-    while [ $n -lt 10 ]; do
-        sleep 2
-        echo 3 > /proc/sys/vm/drop_caches 2>/dev/null
-        a=$b
-        b=$(mem_used_kb)
-        [ $((a - b)) -lt 1024 ] && [ $((b - a)) -lt 1024 ] && break
-        n=$((n + 1))
-    done
-    echo "$b"
-}
-
 # round N: the scale round, checked; sets $peak and $end (KiB used).
 round() {
     local n=$1 t0 t1 qps rts client server
@@ -79,12 +63,12 @@ round() {
     check_output "round $n: server: the client's $CONNS connects arrived in the order it made them" \
         "out_of_order 0;" cat /tmp/server.log
     check "round $n: no connection left" retry 30 sh -c "! rdma resource show cm_id | grep -qw $D"
-    end=$(used)
+    end=$(mem_settled_kb)
 }
 
 dev_up rsiw $D eth0 || finish
 ulimit -n 8192
-before=$(used)
+before=$(mem_settled_kb)
 round 1
 first=$end
 echo "memory used: ${before} KiB before, ${peak} KiB at the first peak, ${first} KiB after it"

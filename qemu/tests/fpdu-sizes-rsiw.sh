@@ -21,24 +21,14 @@ dev_up rsiw "$D" eth0 || finish
 capture() {
     echo "$2" > $LARGE
     P=$((P + 1))
-    tcpdump -Z root -U -i lo -n -s 0 -w "/tmp/$1.pcap" "tcp port $P" > /tmp/td.log 2>&1 &
-    td=$!
-    sleep 2
+    capture_start "/tmp/$1.pcap" "tcp port $P"
     timeout 120 rping -s -a 10.0.2.15 -p $P -C 5 -S 65000 -V > "/tmp/$1-server.log" 2>&1 &
     srv=$!
     check "$1: rping server listens" wait_rdma_listen
     check "$1: rping -c -V -S 65000 -C 5" timeout 120 rping -c -a 10.0.2.15 -p $P -C 5 -S 65000 -V
     wait $srv
     check "$1: rping server exits 0" test $? -eq 0
-    sleep 1
-    kill $td; wait $td
-    cat /tmp/td.log
-    if [ -s "/tmp/$1.pcap" ]; then
-        pass "$1: tcpdump captured the exchange ($(wc -c < "/tmp/$1.pcap") bytes)"
-        emit_pcap "$1" "/tmp/$1.pcap" "$3"
-    else
-        fail "$1: tcpdump captured the exchange" "empty capture"
-    fi
+    capture_end "$1" "/tmp/$1.pcap" "$3" "$1"
 }
 
 check "lo: MTU 1500" ip link set lo mtu 1500

@@ -47,7 +47,8 @@ pub(crate) struct Params {
     pub(crate) crc: bool,
     /// The peer inserts markers into what we receive.
     pub(crate) markers_rx: bool,
-    /// We must insert markers into what we send (unsupported: refused).
+    /// We insert markers into what we send (the peer's M bit): copied
+    /// FPDUs of RFC 5044 size only, never zero-copy or large.
     pub(crate) markers_tx: bool,
     /// Inbound Read/Atomic requests the peer may have outstanding (IRD).
     pub(crate) ird: u32,
@@ -230,7 +231,9 @@ impl Engine {
         }
         let (ord, ird) = (params.ord, params.ird);
         // An unknown MSS (0) would give no room for a header: assume the minimum.
-        let mulpdu = crate::proto::fpdu::mulpdu(params.mss.max(536), false);
+        // RFC 5044 §4.1: with Markers in what we send, MULPDU leaves room for them.
+        let mulpdu = crate::proto::fpdu::mulpdu(params.mss.max(536), params.markers_tx);
+        let large = params.large_fpdu && !params.markers_tx;
         let shared = Shared {
             orq: Fifo::new(ord as usize + 1)?,
             irq: Fifo::new(ird as usize)?,
@@ -254,11 +257,11 @@ impl Engine {
         let tx_state = tx::TxState::new(
             TxFramer::new(TxConfig {
                 crc: params.crc,
-                markers: false,
-                mulpdu: if params.large_fpdu { u16::MAX } else { mulpdu },
+                markers: params.markers_tx,
+                mulpdu: if large { u16::MAX } else { mulpdu },
             }),
             mulpdu,
-            params.large_fpdu,
+            large,
         )?;
         let (eng_qp, eng_stream) = (qp.clone(), stream.clone());
         Arc::pin_init(
@@ -328,10 +331,6 @@ impl Conn {
         stream: &Arc<Stream>,
         params: Params,
     ) -> Result<Arc<Conn>> {
-        // rsiw never inserts markers (the CM refuses to negotiate them).
-        if params.markers_tx {
-            return Err(ENOTSUPP);
-        }
         let (ord, ird) = (params.ord.min(MAX_RD_ATOMIC), params.ird.min(MAX_RD_ATOMIC));
         let eng = Engine::build(&qp, dev, stream, Params { ord, ird, ..params })?;
         Ok(Arc::new(Conn { eng }, GFP_KERNEL)?)

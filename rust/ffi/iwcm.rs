@@ -284,7 +284,8 @@ pub(crate) unsafe fn reject_data<'a>(p: *const c_void, len: u8) -> &'a [u8] {
 }
 
 /// The connection module parameters (`mpa_crc`, `mpa_peer_to_peer`, `mpa_timeout_ms`,
-/// `mpa_accept_timeout_ms`, `mpa_max_pending`, `draft_swap`, `mpa_large_fpdu`).
+/// `mpa_accept_timeout_ms`, `mpa_max_pending`, `draft_swap`, `mpa_large_fpdu`,
+/// `mpa_markers`).
 #[derive(Clone, Copy)]
 pub(crate) struct CmParams {
     /// Ask for CRCs.
@@ -302,6 +303,8 @@ pub(crate) struct CmParams {
     pub(crate) draft_swap: bool,
     /// Offer and use FPDUs longer than the EMSS with a peer that offers them.
     pub(crate) large_fpdu: bool,
+    /// Ask the peer for MPA Markers in what it sends (RFC 5044 §4.3).
+    pub(crate) markers: bool,
     /// TCP port of the devices' QP-connection listeners (0: none).
     pub(crate) qp_port: u16,
     /// Limit from a QP's RTR/RTS to its stream, in ms (at least 100).
@@ -321,6 +324,7 @@ pub(crate) fn params() -> CmParams {
         max_pending: p.max_pending,
         draft_swap: p.draft_swap,
         large_fpdu: p.large_fpdu,
+        markers: p.markers,
         qp_port: u16::try_from(p.qp_port).unwrap_or(0),
         qp_timeout_ms: p.qp_timeout_ms,
     }

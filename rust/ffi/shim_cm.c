@@ -37,6 +37,10 @@ static bool mpa_large_fpdu = true;
 module_param(mpa_large_fpdu, bool, 0644);
 MODULE_PARM_DESC(mpa_large_fpdu, "Offer to take FPDUs longer than the EMSS (a flag bit RFC 5044 reserves; an RFC peer ignores it) and send them, up to 64 KiB, to a peer that offered the same; TCP segments them. Off: RFC 5044 FPDU sizes both ways. Applies to connections established afterwards");
 
+static bool mpa_markers;
+module_param(mpa_markers, bool, 0644);
+MODULE_PARM_DESC(mpa_markers, "Ask for MPA Markers (RFC 5044 4.3, the M flag) in MPA Requests and Replies: the peer then inserts a Marker every 512 octets of what it sends. A peer's request for Markers is always honoured. Off by default (RFC 5044 7.1.2 lets either side ask); applies to connections established afterwards");
+
 static bool draft_swap;
 module_param(draft_swap, bool, 0644);
 MODULE_PARM_DESC(draft_swap, "Also execute the Atomic Swap of draft-ietf-storm-rdma-ext-03 (AOpCode 0x1) as responder; RFC 7306 dropped it, so by default it is an unsupported AOpCode and ends the stream with a Terminate. Applies to connections established afterwards");
@@ -58,6 +62,7 @@ void rsiw_shim_cm_params(struct rsiw_cm_params *p)
 	p->max_pending = max(READ_ONCE(mpa_max_pending), 1U);
 	p->draft_swap = READ_ONCE(draft_swap);
 	p->large_fpdu = READ_ONCE(mpa_large_fpdu);
+	p->markers = READ_ONCE(mpa_markers);
 	p->qp_port = min(READ_ONCE(qp_conn_port), 65535U);
 	p->qp_timeout_ms = max(READ_ONCE(qp_conn_timeout_ms), 100U);
 }

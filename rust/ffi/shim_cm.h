@@ -34,6 +34,7 @@ struct rsiw_cm_params {
 	unsigned int max_pending;
 	bool draft_swap;
 	bool large_fpdu;
+	bool markers;
 	/* QP connections from modify_qp: the listener's port (0: off), the
 	 * limit on a connection from RTR/RTS to the stream.
 	 */

@@ -306,8 +306,14 @@ impl CmId {
         Ok(self.attr()?.atomic_cap)
     }
 
-    /// Binds to `addr` and listens.
+    /// Binds to `addr` and listens (backlog 8).
     pub fn listen(&self, addr: SocketAddrV4) -> Result<()> {
+        self.listen_backlog(addr, 8)
+    }
+
+    /// Binds to `addr` and listens with room for `backlog` connection requests
+    /// not yet taken (iw_cm refuses requests beyond it).
+    pub fn listen_backlog(&self, addr: SocketAddrV4, backlog: i32) -> Result<()> {
         let mut sa = sockaddr_in(addr);
         // SAFETY: `sa` is a valid sockaddr_in for the call (the library copies it).
         check(
@@ -315,7 +321,7 @@ impl CmId {
             "rdma_bind_addr",
         )?;
         // SAFETY: bound ID.
-        check(unsafe { rdma_listen(self.raw(), 8) }, "rdma_listen")
+        check(unsafe { rdma_listen(self.raw(), backlog) }, "rdma_listen")
     }
 
     /// Starts address resolution (ADDR_RESOLVED or ADDR_ERROR follows).

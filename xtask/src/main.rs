@@ -20,9 +20,11 @@ mod module;
 mod nfs;
 mod outcome;
 mod pcap;
+mod pcap_markers;
 mod provider;
 mod rdma_core;
 mod setup;
+mod soak;
 mod splat;
 mod suite;
 mod vm;
@@ -49,6 +51,8 @@ commands:
                              perf flavour; prints a table with the target ratios
   nfs-soak [NAME…]           the NFS-over-RDMA scripts (qemu/tests/nfs-*.sh) at full size: RSIW_NFS_MB
                              (default 64) MiB per file, 256 MiB written and read back per pairing
+  soak                       RSIW_SOAK_MIN (default 60) minutes of mixed, verified traffic on rsiw0
+                             (qemu/soak/soak-rsiw.sh); report in target/soak/ (CSV, SVG curves)
 
 options:
   --flavour debug|perf       kernel flavour (default debug: KASAN, lockdep, kmemleak)
@@ -67,6 +71,8 @@ struct Args {
     flavour_given: bool,
     script: Option<PathBuf>,
     timeout: u64,
+    /// `--timeout` was on the command line.
+    timeout_given: bool,
     seconds: u64,
     host_only: bool,
     vm_only: bool,
@@ -85,6 +91,7 @@ fn parse_args() -> Result<Args> {
         flavour_given: false,
         script: None,
         timeout: suite::DEFAULT_TIMEOUT,
+        timeout_given: false,
         seconds: 60,
         host_only: false,
         vm_only: false,
@@ -106,7 +113,8 @@ fn parse_args() -> Result<Args> {
             "--timeout" => {
                 a.timeout = value("--timeout")?
                     .parse()
-                    .context("--timeout takes whole seconds")?
+                    .context("--timeout takes whole seconds")?;
+                a.timeout_given = true;
             }
             "--seconds" => {
                 a.seconds = value("--seconds")?
@@ -154,6 +162,7 @@ fn real_main() -> Result<ExitCode> {
         "test" => test(&ctx, &a),
         "fuzz" => fuzz::run(&ctx, &a.rest, a.seconds),
         "nfs-soak" => nfs_soak(&ctx, &a),
+        "soak" => soak::run(&ctx, a.timeout_given.then_some(a.timeout)),
         // Benchmarks run on the perf flavour (no KASAN/lockdep) unless asked otherwise.
         "bench" => bench::run(
             &Ctx::new(if a.flavour_given {
@@ -324,6 +333,7 @@ fn nfs_soak(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
         flavour_given: a.flavour_given,
         script: None,
         timeout: a.timeout,
+        timeout_given: a.timeout_given,
         seconds: a.seconds,
         host_only: false,
         vm_only: true,

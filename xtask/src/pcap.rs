@@ -4,7 +4,8 @@
 //! DDP QN 1 and the Atomic Response on QN 3 (`rfc7306-atomics`), show FPDUs longer
 //! than the EMSS only where both MPA ends offered them (`large-fpdus`, `rfc-fpdus`), or
 //! decode RPC-over-RDMA with its chunks moved by RDMA Reads and Writes and its RFC 8797
-//! CM private data in the MPA Request and Reply (`rpcordma-chunks`).
+//! CM private data in the MPA Request and Reply (`rpcordma-chunks`), or place MPA
+//! Markers where rsiw's FPDU pointers say (`mpa-markers`, in `pcap_markers.rs`).
 //!
 //! Console protocol (see `qemu/tests/atomic-pcap-rsiw.sh`): the capture as base64 lines
 //! `RSIW-PCAP NAME DATA`, then `RSIW-PCAP-END NAME BYTES CHECK`.
@@ -244,6 +245,10 @@ pub fn check_atomics(msgs: &[Rdmap]) -> Result<String> {
 pub fn run_check(pcap: &Path, check: &str) -> Result<String> {
     match check {
         "rpcordma-chunks" => run_rpcordma(pcap),
+        "mpa-markers" => {
+            use crate::pcap_markers::{check_markers, count_markers, parse_pdml};
+            check_markers(&count_markers(&parse_pdml(&tshark(pcap, &["-T", "pdml"])?)))
+        }
         "rfc7306-atomics" => {
             let mut args = vec!["-Y", "iwarp_rdma", "-T", "fields"];
             for f in FIELDS {

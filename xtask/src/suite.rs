@@ -216,6 +216,10 @@ fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
         if let Ok(t) = std::env::var("RSIW_NFS_MB") {
             env += &format!("RSIW_NFS_MB={}\n", image::shell_quote(&t));
         }
+        // The soak's length (`cargo xtask soak` sets it).
+        if let Ok(t) = std::env::var("RSIW_SOAK_MIN") {
+            env += &format!("RSIW_SOAK_MIN={}\n", image::shell_quote(&t));
+        }
         image::with_overlay(b.initramfs, extra.as_deref(), &script, &env, &initrd)?;
         vms.push(Vm {
             name: format!("vm{i}"),

@@ -253,15 +253,16 @@ impl WorkItem for Endpoint {
 
 /// Our depth as sent on the wire (14 bits, RFC 6581 §5).
 /// Our MPA offer, whichever side and path (iw_cm initiator or responder, QP
-/// connection): MPA v2, CRC and large FPDUs as the module parameters say, no
-/// markers, the given IRD/ORD and RTR offer.
+/// connection): MPA v2, CRC, large FPDUs and a request for Markers as the module
+/// parameters say, Markers inserted for a peer that asks for them (its M bit,
+/// RFC 5044 §7.1.2; the Markers of §4.3), the given IRD/ORD and RTR offer.
 fn our_params(ird: u16, ord: u16, p2p: Option<RtrSet>) -> LocalParams {
     let p = iwcm::params();
     LocalParams {
         rev: Revision::Rev2,
         crc: p.crc,
-        markers_rx: false,
-        markers_tx: false,
+        markers_rx: p.markers,
+        markers_tx: true,
         ird,
         ord,
         p2p,

@@ -66,17 +66,8 @@ impl Endpoint {
             );
         }
         let rev = match FrameRepr::parse_bytes(req.bytes(), FrameKind::Request) {
-            // Markers are never inserted by rsiw (RFC 5044 §7.1.2 lets the
-            // responder refuse), and private data must fit the event.
-            Ok(r) if r.markers => {
-                return self.refuse(
-                    sock,
-                    &listener,
-                    &local,
-                    Some(r.rev),
-                    MpaError::MarkersUnsupported.into(),
-                )
-            }
+            // Private data must fit the event. A request for Markers is
+            // honoured (`our_params`: rsiw inserts them, RFC 5044 §4.3).
             Ok(r) if r.private_data.len() > usize::from(u8::MAX) => {
                 return self.refuse(
                     sock,

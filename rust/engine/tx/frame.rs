@@ -11,6 +11,7 @@ use crate::{
     mem::MemError,
     proto::{
         crc::Crc32c,
+        fpdu::{MARKER_INTERVAL, MARKER_LEN},
         rdmap::{Header, Opcode},
         terminate::TerminateRepr,
         tx::FpduOut,
@@ -111,8 +112,8 @@ impl Engine {
         if *large {
             room = room.min(LARGE_PAYLOAD);
         }
-        // Large messages from pinned user memory go zero-copy; markers
-        // would split the payload (they are never sent, `markers_tx`).
+        // Large messages from pinned user memory go zero-copy; with markers
+        // (`markers_tx`) every FPDU is copied, the markers between its octets.
         let try_zc = !append && *zc_min > 0 && total >= *zc_min && !self.params.markers_tx;
         let want = left.min(room);
         let zc =
@@ -122,7 +123,12 @@ impl Engine {
         } else {
             segs.clear();
             // Copied: what the buffer holds behind `base` and the headers.
-            let fits = wire.len().saturating_sub(base + FRAME_EXTRA + MAX_HEADERS);
+            let mut fits = wire.len().saturating_sub(base + FRAME_EXTRA + MAX_HEADERS);
+            if self.params.markers_tx {
+                // A marker every 508 octets of FPDU and one in front of it.
+                fits =
+                    fits.saturating_sub(MARKER_LEN * (fits / (MARKER_INTERVAL - MARKER_LEN) + 2));
+            }
             want.min(u32::try_from(fits).unwrap_or(u32::MAX))
         };
         let f = framer

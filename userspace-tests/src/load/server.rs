@@ -185,7 +185,9 @@ impl Conn {
 pub fn run(o: &Opts) -> Result<bool, String> {
     let chan = Rc::new(Channel::new().map_err(io)?);
     let listen = CmId::new(&chan).map_err(io)?;
-    listen.listen(o.addr).map_err(io)?;
+    // Several clients set up to 8 connections each at once (the soak runs
+    // four): a backlog of 8 would refuse some of them.
+    listen.listen_backlog(o.addr, 128).map_err(io)?;
     let pd = Pd::new(&listen).map_err(io)?;
     println!("rsiw-load server: listening on {}", o.addr);
     let end = o.seconds.map(|s| Instant::now() + Duration::from_secs(s));
