@@ -9,6 +9,7 @@ mod inline;
 mod local;
 mod port;
 mod rx;
+mod rx_end;
 mod tx;
 
 pub(crate) use inline::InlineTxCell;

@@ -52,7 +52,7 @@ commands:
   nfs-soak [NAME…]           the NFS-over-RDMA scripts (qemu/tests/nfs-*.sh) at full size: RSIW_NFS_MB
                              (default 64) MiB per file, 256 MiB written and read back per pairing
   soak                       RSIW_SOAK_MIN (default 60) minutes of mixed, verified traffic on rsiw0
-                             (qemu/soak/soak-rsiw.sh); report in target/soak/ (CSV, SVG curves)
+                             (qemu/tests/soak-rsiw.sh); report in target/soak/ (CSV, SVG curves)
 
 options:
   --flavour debug|perf       kernel flavour (default debug: KASAN, lockdep, kmemleak)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! `cargo xtask soak`: `qemu/soak/soak-rsiw.sh` for RSIW_SOAK_MIN minutes (default 60) on
-//! the debug kernel, its cases judged as in the suite, and its once-a-minute `RSIW-SOAK`
+//! `cargo xtask soak`: `qemu/tests/soak-rsiw.sh` for RSIW_SOAK_MIN minutes (default 60) on
+//! the debug kernel (the suite runs the same script for 1 minute), its cases judged as in the suite, and its once-a-minute `RSIW-SOAK`
 //! samples written to `target/soak/` as a CSV and an SVG of the curves (memory, rsiw's
 //! objects, traffic per minute), with a check that memory did not keep growing.
 
@@ -148,7 +148,7 @@ pub fn svg(samples: &[Sample], title: &str) -> String {
             unit: "MiB",
             series: vec![
                 (
-                    "used (MemTotal - MemAvailable)",
+                    "in use (MemTotal − MemAvailable)",
                     "#1f77b4",
                     series(samples, "used_kb", 1.0 / 1024.0),
                 ),
@@ -210,8 +210,8 @@ pub fn svg(samples: &[Sample], title: &str) -> String {
             ],
         },
     ];
-    let (w, ph, top, left, gap) = (900.0, 220.0, 40.0, 70.0, 50.0);
-    let pw = w - left - 220.0;
+    let (w, ph, top, left, gap) = (960.0, 220.0, 40.0, 70.0, 50.0);
+    let pw = w - left - 280.0;
     let h = top + panels.len() as f64 * (ph + gap);
     let tmax = samples.iter().map(|s| s.t).max().unwrap_or(1).max(1) as f64;
     let mut o = String::new();
@@ -396,7 +396,7 @@ pub fn run(ctx: &Ctx, timeout: Option<u64>) -> Result<ExitCode> {
     std::env::set_var("RSIW_SOAK_MIN", minutes.to_string());
     let art = artifacts::build(ctx)?;
     let accel = accel::choose(ctx, &art.kernel.bzimage)?;
-    let mut s = suite::Script::load(&ctx.root.join("qemu/soak/soak-rsiw.sh"))?;
+    let mut s = suite::Script::load(&ctx.root.join("qemu/tests/soak-rsiw.sh"))?;
     // Boot, set-up and the end checks (kmemleak's scans) take a few minutes on TCG.
     s.timeout = timeout.unwrap_or(minutes * 60 + 1800);
     eprintln!(

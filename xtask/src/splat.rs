@@ -30,6 +30,11 @@ const KERNEL_PATTERNS: &[&str] = &[
 const HARMLESS: &[&str] = &[
     // Printed by iw_cm when no iwpmd runs; the port mapper is optional.
     "iwpm_register_pid: Unable to send a nlmsg",
+    // The allocator's report of an allocation that failed (`warn_alloc`): memory ran
+    // short, or fault injection failed it (fault-nomem-rsiw.sh); the caller got NULL
+    // and returned its error.
+    "vmalloc error: size",
+    "page allocation failure: order:",
 ];
 
 /// How many kernel lines before a `Call Trace:` may belong to the message that caused it.

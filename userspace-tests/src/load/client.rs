@@ -78,6 +78,9 @@ struct Conn {
     /// This connection failed (set-up or later), for the tally.
     failed: bool,
     established: bool,
+    /// Its QP still has to go to ERROR: the call that should have moved it
+    /// failed (allocation failures, fault-nomem-rsiw.sh); retried each turn.
+    error_due: bool,
 }
 
 #[derive(Default)]
@@ -136,6 +139,7 @@ impl Conn {
             disconnected: false,
             failed: false,
             established: false,
+            error_due: false,
         })
     }
 
@@ -358,8 +362,14 @@ impl Conn {
         self.since = Instant::now();
         self.round = None;
         // A QP that never connected flushes nothing by itself.
-        if let Some(qp) = &self.qp {
-            let _ = qp.set_error();
+        self.error_due = self.qp.is_some();
+        self.retry_error();
+    }
+
+    /// Moves the QP to ERROR if that is still due (its WQEs flush).
+    fn retry_error(&mut self) {
+        if self.error_due {
+            self.error_due = self.qp.as_ref().is_some_and(|q| q.set_error().is_err());
         }
     }
 
@@ -431,9 +441,8 @@ impl Conn {
         self.phase = Phase::Closing;
         self.since = Instant::now();
         if self.id.disconnect().is_err() {
-            if let Some(qp) = &self.qp {
-                let _ = qp.set_error();
-            }
+            self.error_due = self.qp.is_some();
+            self.retry_error();
         }
     }
 
@@ -541,6 +550,7 @@ fn step(cx: &mut Ctx<'_>, c: &mut Conn, finishing: bool) -> Next {
             Next::Keep
         }
         Phase::Closing => {
+            c.retry_error();
             if c.drained() {
                 cx.t.closed += 1;
                 let churn = cx.o.churn.is_some_and(|n| c.rounds >= n);
@@ -555,6 +565,7 @@ fn step(cx: &mut Ctx<'_>, c: &mut Conn, finishing: bool) -> Next {
             Next::Keep
         }
         Phase::Failed => {
+            c.retry_error();
             if c.drained() {
                 cx.t.failed += 1;
                 return Next::Gone {
