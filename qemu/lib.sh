@@ -882,6 +882,15 @@ mem_used_kb() {
     awk '/^MemTotal:/ { t = $2 } /^MemAvailable:/ { a = $2 } END { print t - a }' /proc/meminfo
 }
 
+# server_saw_removal PID LOG: the rsiw-load server PID, whose device was deleted under
+# it, ends, saw DEVICE_REMOVAL and saw no wrong Send and nothing hung (its LOG).
+server_saw_removal() {
+    check_wait "delete: the server ends" "$1"
+    cat "$2"
+    check_output "delete: the server saw the removal" '^rsiw-load server: device removed' cat "$2"
+    check_output "delete: the server saw no wrong Send, nothing hung" 'bad 0;.* hung 0$' cat "$2"
+}
+
 # mem_settled_kb: mem_used_kb with the page cache dropped, read until two readings 2 s
 # apart agree within 1 MiB (RCU callbacks and deferred frees have run), at most 10 times.
 mem_settled_kb() {
