@@ -90,6 +90,25 @@ check_output "a short Read Response: an RDMAP catastrophic Terminate in dmesg" \
 check_output "a short Read Response: the Terminate reaches the peer" "^got 00[0-9a-f]{2}4147000000000000000200000001000000000207" \
     cat /tmp/raw-read-short.log
 
+# A peer that never answers our FIN (TCP lets it keep its half open, and a FIN can be
+# lost when its allocation fails): after a graceful disconnect (iw_cm: SQD) the QP
+# waits for the peer's close, bounded by mpa_timeout_ms (3 s here); then it goes to
+# ERROR and the posted receives flush. Without the bound they never would.
+echo 3000 > /sys/module/rsiw/parameters/mpa_timeout_ms
+dmesg -c > /dev/null
+rsiw-rawpeer serve-hold 10.0.2.15:7611 10 > /tmp/raw-hold.log 2>&1 &
+h_peer=$!
+check "unanswered close: raw responder listens" wait_tcp_listen 7611
+check_output "unanswered close: the receives flush 2-9 s after the disconnect" \
+    '^flushed 8 receives [2-8]\.[0-9] s after the disconnect$' \
+    timeout 40 rsiw-verbs-test --close-unanswered 10.0.2.15:7611
+check_output "unanswered close: dmesg says why" \
+    'the peer did not close its side within mpa_timeout_ms of our close' dmesg
+wait $h_peer
+cat /tmp/raw-hold.log
+check_output "unanswered close: the raw peer got our FIN" '^fin after' cat /tmp/raw-hold.log
+echo 10000 > /sys/module/rsiw/parameters/mpa_timeout_ms
+
 check_no_output "no QP left behind" '[0-9]' sh -c "rdma resource show qp | grep -w rsiw0 | grep -v '^\$'"
 check_no_output "no cm_id left behind" '[0-9]' sh -c 'rdma resource show cm_id | grep -v "^$"'
 dev_down rsiw rsiw0

@@ -23,7 +23,7 @@ MODULE_PARM_DESC(mpa_peer_to_peer, "As initiator, ask for the RFC 6581 peer-to-p
 
 static unsigned int mpa_timeout_ms = 10000;
 module_param(mpa_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(mpa_timeout_ms, "Limit on the TCP connect and on each whole MPA Request/Reply frame, from its first octet awaited to its last received, in ms");
+MODULE_PARM_DESC(mpa_timeout_ms, "Limit on the TCP connect, on each whole MPA Request/Reply frame (from its first octet awaited to its last received) and on the wait for the peer's close after ours, in ms");
 
 static unsigned int mpa_accept_timeout_ms = 60000;
 module_param(mpa_accept_timeout_ms, uint, 0644);

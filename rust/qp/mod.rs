@@ -377,6 +377,7 @@ impl Qp {
             QpState::Sqd => {
                 if let Some(c) = &conn {
                     c.close(false);
+                    self.bound_close();
                 }
             }
             QpState::Reset => {
@@ -580,6 +581,25 @@ impl Qp {
         }
     }
 
+    /// After our graceful close (SQD) of an iw_cm stream, the peer has
+    /// `mpa_timeout_ms` to close its side; its FIN moves the QP to ERROR
+    /// (`peer_closed`). A peer that never answers, or whose FIN was lost
+    /// (`tcp_send_fin` gives up when its allocation fails), would otherwise
+    /// keep the QP's WQEs unflushed until `destroy_qp`: the deadline moves
+    /// the QP to ERROR (siw does so when it closes).
+    fn bound_close(&self) {
+        if !self.iwcm_stream.load(Ordering::Relaxed) {
+            return;
+        }
+        let Some(me) = self.dev.qp_lookup(self.num()) else {
+            return;
+        };
+        if !self.peer_gone_armed.swap(true, Ordering::AcqRel) {
+            self.peer_gone
+                .arm_unarmed(me, crate::ffi::iwcm::params().timeout_ms);
+        }
+    }
+
     /// Stops a pending [`PEER_CLOSE_GRACE_MS`] (process context; the stream
     /// is quiesced, so nothing arms it again meanwhile).
     fn peer_gone_cancel(&self) {
@@ -779,8 +799,23 @@ impl Device {
 impl Expire for Qp {
     const KIND: u32 = 1;
 
-    /// [`PEER_CLOSE_GRACE_MS`] passed (softirq).
+    /// [`PEER_CLOSE_GRACE_MS`] passed after the peer's close of a stream
+    /// from `modify_qp`, or `mpa_timeout_ms` after our own graceful close
+    /// without the peer's (`bound_close`; the QP is still in SQD then: its
+    /// WQEs are flushed now, the stream goes when the QP is destroyed).
+    /// Softirq.
     fn deadline_passed(self: Arc<Self>) {
+        if self.iwcm_stream.load(Ordering::Relaxed) {
+            // The peer's FIN came in time (the QP is in ERROR) or the
+            // consumer moved on: nothing to do.
+            if self.inner.lock().state != QpState::Sqd {
+                return;
+            }
+            pr_info!(
+                "qp {}: the peer did not close its side within mpa_timeout_ms of our close: QP to ERROR\n",
+                self.num()
+            );
+        }
         self.stream_failed();
     }
 }

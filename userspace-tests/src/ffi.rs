@@ -112,27 +112,62 @@ impl CmEvent {
 }
 
 impl Channel {
-    /// Creates an event channel.
+    /// Creates an event channel. Its fd is non-blocking: a readable fd does not
+    /// promise an event, because librdmacm's `rdma_get_cm_event` drops a
+    /// CONNECT_REQUEST whose set-up fails (its queries of the new ID, e.g. ENOMEM)
+    /// and reads the next event, which on a blocking fd waits for one.
     pub fn new() -> Result<Self> {
         // SAFETY: no arguments; the result is checked for NULL.
         let c = unsafe { rdma_create_event_channel() };
-        Ok(Channel(nonnull(c, "rdma_create_event_channel")?))
+        let c = Channel(nonnull(c, "rdma_create_event_channel")?);
+        // SAFETY: the channel is live; its fd is a valid descriptor.
+        let fd = unsafe { (*c.0).fd };
+        // SAFETY: fcntl on a valid fd with integer arguments.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        // SAFETY: as above.
+        if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+            return Err(Error::new(
+                Error::last_os_error().kind(),
+                format!(
+                    "fcntl O_NONBLOCK on the event channel: {}",
+                    Error::last_os_error()
+                ),
+            ));
+        }
+        Ok(c)
     }
 
     /// The next event, or `None` after `timeout_ms` (negative: wait forever).
     pub fn event(&self, timeout_ms: i32) -> Result<Option<CmEvent>> {
         // SAFETY: self.0 is a live channel.
         let fd = unsafe { (*self.0).fd };
-        if !poll_in(fd, timeout_ms)? {
-            return Ok(None);
-        }
+        let end = (timeout_ms >= 0).then(|| {
+            std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms as u64)
+        });
         let mut ev: *mut rdma_cm_event = std::ptr::null_mut();
-        // SAFETY: the fd is readable, so rdma_get_cm_event does not block; `ev` receives
-        // a pointer we release with rdma_ack_cm_event below.
-        check(
-            unsafe { rdma_get_cm_event(self.0, &mut ev) },
-            "rdma_get_cm_event",
-        )?;
+        loop {
+            let left = match end {
+                None => -1,
+                Some(end) => end
+                    .saturating_duration_since(std::time::Instant::now())
+                    .as_millis()
+                    .min(i32::MAX as u128) as i32,
+            };
+            if !poll_in(fd, left)? {
+                return Ok(None);
+            }
+            // SAFETY: the channel is live and its fd non-blocking; `ev` receives a
+            // pointer we release with rdma_ack_cm_event below.
+            match check(
+                unsafe { rdma_get_cm_event(self.0, &mut ev) },
+                "rdma_get_cm_event",
+            ) {
+                Ok(()) => break,
+                // The event the poll saw was dropped (see `new`): wait for the next.
+                Err(e) if e.kind() == ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            }
+        }
         // SAFETY: `ev` points to a valid event until acked; the private data pointer is
         // valid for private_data_len bytes (or NULL) until then as well.
         let out = unsafe {

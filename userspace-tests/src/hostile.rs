@@ -23,8 +23,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Owner mode.
 const OWNER_FLAG: &str = "--takeover";
@@ -627,6 +626,32 @@ fn read_from(addr: SocketAddrV4, len: u32) -> Result<bool, String> {
     Ok(true)
 }
 
+/// `--close-unanswered`: connects to a peer that never closes its side, posts 8
+/// receives and disconnects gracefully (iw_cm: the QP to SQD, our FIN). The receives
+/// must still flush: rsiw moves the QP to ERROR `mpa_timeout_ms` after its close when
+/// no FIN came back. Prints `flushed 8 receives S s after the disconnect`.
+fn close_unanswered(addr: SocketAddrV4) -> Result<bool, String> {
+    use ffi::sys::*;
+    let (chan, mut c) = dial(addr)?;
+    expect_event(&chan, rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED, 10_000)?;
+    for wr_id in 2..=8 {
+        c.post_recv(wr_id)?;
+    }
+    let t0 = Instant::now();
+    c.id.disconnect().map_err(io)?;
+    expect_event(&chan, rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED, 10_000)?;
+    for wr_id in 1..=8 {
+        let w = wait::wait_for(&mut c.pend, &c.cq, wr_id, Duration::from_secs(30))
+            .map_err(|e| format!("receive {wr_id} after the disconnect: {e}"))?;
+        wait::expect(&w, ffi::WC_FLUSH, None)?;
+    }
+    println!(
+        "flushed 8 receives {:.1} s after the disconnect",
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(true)
+}
+
 /// How long the hammer thread writes the producer indices at most.
 const HAMMER: Duration = Duration::from_secs(15);
 /// A flush bounded by the queue sizes ends well within this (debug kernel, TCG).
@@ -646,6 +671,7 @@ pub fn main(args: &[String]) -> Option<ExitCode> {
                 .ok_or("missing LEN")?;
             read_from(a, len)
         }),
+        Some("--close-unanswered") => addr_at(args, 1).and_then(close_unanswered),
         Some(INTRUDER_FLAG) => addr_at(args, 1).and_then(|a| {
             let qpn = args
                 .get(2)

@@ -37,6 +37,11 @@ const USAGE: &str = "usage:
       requested octets (short) or all of them (full), each octet 0xa5, last flag set;
       prints `read STAG TO SIZE`, then `got HEX` (what arrived within 5 s after the
       Response) and `end fin|rst|open`.
+  rsiw-rawpeer serve-hold ADDR:PORT SECONDS
+      Listens, answers one MPA Request as serve-read does, then reads and discards
+      what comes for SECONDS without ever closing its side (a peer that does not
+      answer a FIN); prints `fin after S s` when the FIN came, `octets N`, and
+      `end [fin, then ]open|rst`.
   rsiw-rawpeer qpconn ADDR:PORT SRC_QPN DST_QPN SQ_PSN RQ_PSN [FROM_IP] [WAIT_S]
       A QP connection request to a device's QP-connection listener (MPA Rev 2, CRC,
       IRD/ORD 1, peer-to-peer with a zero-length Write as RTR, the qpconn block naming
@@ -145,13 +150,8 @@ fn read_response(stag: u32, to: u64, payload: &[u8]) -> Vec<u8> {
     v
 }
 
-/// `serve-read`: an MPA responder that answers one Read Request, in full or short.
-fn serve_read(addr: &str, case: &str) -> Result<(), String> {
-    let short = match case {
-        "short" => true,
-        "full" => false,
-        _ => return Err(USAGE.to_string()),
-    };
+/// Listens on `addr`, takes one connection, reads its MPA Request and accepts it.
+fn accept_one(addr: &str) -> Result<TcpStream, String> {
     let l = std::net::TcpListener::bind(addr).map_err(|e| format!("bind {addr}: {e}"))?;
     println!("listening");
     let (mut s, _) = l.accept().map_err(|e| format!("accept: {e}"))?;
@@ -164,6 +164,54 @@ fn serve_read(addr: &str, case: &str) -> Result<(), String> {
     let mut rep = b"MPA ID Rep Frame".to_vec();
     rep.extend_from_slice(&[0x50, 2, 0, 4, 0x80, 1, 0x80, 1]);
     s.write_all(&rep).map_err(|e| e.to_string())?;
+    Ok(s)
+}
+
+/// `serve-hold`: an MPA responder that never closes its side.
+fn serve_hold(addr: &str, seconds: u64) -> Result<(), String> {
+    let mut s = accept_one(addr)?;
+    let t0 = Instant::now();
+    let end = t0 + Duration::from_secs(seconds);
+    let mut buf = [0u8; 4096];
+    let mut fin = None;
+    let mut octets = 0usize;
+    let how = loop {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break "open";
+        }
+        if fin.is_some() {
+            // Nothing more can come but an RST: keep the socket open, unanswered.
+            std::thread::sleep(left.min(Duration::from_millis(100)));
+            let _ = s.set_read_timeout(Some(Duration::from_millis(1)));
+        } else {
+            let _ = s.set_read_timeout(Some(left));
+        }
+        match s.read(&mut buf) {
+            Ok(0) if fin.is_none() => {
+                fin = Some(t0.elapsed());
+                println!("fin after {:.1} s", t0.elapsed().as_secs_f64());
+            }
+            Ok(0) => {}
+            Ok(n) => octets += n,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => break "rst",
+        }
+    };
+    println!("octets {octets}");
+    println!("end {}{how}", if fin.is_some() { "fin, then " } else { "" });
+    Ok(())
+}
+
+/// `serve-read`: an MPA responder that answers one Read Request, in full or short.
+fn serve_read(addr: &str, case: &str) -> Result<(), String> {
+    let short = match case {
+        "short" => true,
+        "full" => false,
+        _ => return Err(USAGE.to_string()),
+    };
+    let mut s = accept_one(addr)?;
     // FPDUs until the Read Request (the RTR Write and anything else are skipped).
     let rr = loop {
         let u = read_fpdu(&mut s).ok_or("the stream ended before a Read Request")?;
@@ -525,6 +573,9 @@ fn run(args: &[String]) -> Result<(), String> {
             num(4)?,
         ),
         (Some("fpdu"), Some(addr)) => fpdu_case(addr, args.get(2).ok_or(USAGE)?),
+        (Some("serve-hold"), Some(addr)) => {
+            serve_hold(addr, args.get(2).and_then(|s| s.parse().ok()).ok_or(USAGE)?)
+        }
         (Some("serve-read"), Some(addr)) => serve_read(addr, args.get(2).ok_or(USAGE)?),
         (Some("qpconn"), Some(_)) => qpconn(args),
         (Some("rst"), Some(port)) => rst::run(

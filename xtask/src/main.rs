@@ -365,7 +365,7 @@ fn vm_suite(ctx: &Ctx, a: &Args) -> Result<SuiteCounts> {
         accel,
     };
     let echo = if a.verbose { Echo::All } else { Echo::Cases };
-    let (mut passed, mut failed, mut skipped) = (0, Vec::new(), Vec::new());
+    let (mut passed, mut failed, skipped) = (0, Vec::new(), Vec::<String>::new());
     let l = lint::clippy(ctx, &art.kernel);
     eprintln!(
         "test: module clippy: {} passed; {} failed",
@@ -374,7 +374,17 @@ fn vm_suite(ctx: &Ctx, a: &Args) -> Result<SuiteCounts> {
     );
     passed += l.passed;
     failed.extend(l.failed);
-    for s in &scripts {
+    // Two-VM scripts use both host CPUs (and their timing checks assume so): they run
+    // one at a time. Single-VM scripts run `jobs` at a time, longest limit first, each
+    // reported in one piece when it ends.
+    // With -v every console line is echoed: one VM at a time keeps them readable.
+    let jobs = if a.verbose { 1 } else { vm_jobs()? };
+    let (mut alone, mut shared): (Vec<&suite::Script>, Vec<&suite::Script>) =
+        scripts.iter().partition(|s| s.vms > 1 || jobs == 1);
+    shared.sort_by_key(|s| std::cmp::Reverse(s.timeout));
+    alone.sort_by(|a, b| a.name.cmp(&b.name));
+    let counts = std::sync::Mutex::new((passed, failed, skipped));
+    let run = |s: &suite::Script, echo: Echo| {
         eprintln!(
             "test: vm: {} ({} VM{}, {:?}, {} kernel)",
             s.name,
@@ -383,43 +393,87 @@ fn vm_suite(ctx: &Ctx, a: &Args) -> Result<SuiteCounts> {
             accel,
             ctx.flavour.name()
         );
-        let runs = match suite::boot(&boot, s, echo) {
-            Ok(r) => r,
-            Err(e) => {
-                failed.push(format!("{}: could not boot: {e:#}", s.name));
-                continue;
-            }
-        };
-        for r in suite::judge(&ctx.root, s, &runs) {
-            match (r.failure, r.skipped) {
-                (Some(why), _) => {
-                    println!("FAIL {}: {why}", r.name);
-                    failed.push(format!("{}: {why}", r.name));
-                }
-                (None, Some(why)) => {
-                    println!("SKIP {}: {why}", r.name);
-                    skipped.push(format!("{}: {why}", r.name));
-                }
-                (None, None) => {
-                    println!("PASS {}", r.name);
-                    passed += 1;
-                }
-            }
+        let runs = suite::boot(&boot, s, echo);
+        let mut c = counts.lock().unwrap_or_else(|p| p.into_inner());
+        let (passed, failed, skipped) = &mut *c;
+        match runs {
+            Ok(runs) => report_script(ctx, s, &runs, passed, failed, skipped),
+            Err(e) => failed.push(format!("{}: could not boot: {e:#}", s.name)),
         }
-        let any_failed = failed.iter().any(|f: &String| f.starts_with(&s.name));
-        for run in &runs {
-            if any_failed {
-                eprintln!("  console log: {}", vm::show(&ctx.root, &run.log));
+    };
+    if !shared.is_empty() {
+        eprintln!(
+            "test: vm: {} single-VM scripts, {jobs} at a time (RSIW_VM_JOBS)",
+            shared.len()
+        );
+        let queue = std::sync::Mutex::new(shared.into_iter());
+        std::thread::scope(|sc| {
+            for _ in 0..jobs {
+                sc.spawn(|| loop {
+                    let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+                    let Some(s) = next else { break };
+                    run(s, Echo::Silent);
+                });
             }
-            if s.expect_splat.is_none() {
-                suite::print_splats(&ctx.root, &run.console, &run.log);
+        });
+    }
+    for s in alone {
+        run(s, echo);
+    }
+    let (passed, failed, skipped) = counts.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok((passed, failed, skipped))
+}
+
+/// How many single-VM scripts run at once: `RSIW_VM_JOBS` (default 2; 1 runs the
+/// suite one VM at a time, each script's cases echoed as they pass).
+fn vm_jobs() -> Result<usize> {
+    match std::env::var("RSIW_VM_JOBS") {
+        Err(_) => Ok(2),
+        Ok(v) => match v.parse::<usize>() {
+            Ok(n @ 1..=8) => Ok(n),
+            _ => bail!("RSIW_VM_JOBS={v}: give a number of VMs from 1 to 8"),
+        },
+    }
+}
+
+/// Judges one script's runs, prints its results and adds them to the counts.
+fn report_script(
+    ctx: &Ctx,
+    s: &suite::Script,
+    runs: &[vm::Run],
+    passed: &mut usize,
+    failed: &mut Vec<String>,
+    skipped: &mut Vec<String>,
+) {
+    let mut any_failed = false;
+    for r in suite::judge(&ctx.root, s, runs) {
+        match (r.failure, r.skipped) {
+            (Some(why), _) => {
+                println!("FAIL {}: {why}", r.name);
+                failed.push(format!("{}: {why}", r.name));
+                any_failed = true;
             }
-            eprintln!(
-                "test: vm: {} took {:.1} s",
-                vm::show(&ctx.root, &run.log),
-                run.wall.as_secs_f64()
-            );
+            (None, Some(why)) => {
+                println!("SKIP {}: {why}", r.name);
+                skipped.push(format!("{}: {why}", r.name));
+            }
+            (None, None) => {
+                println!("PASS {}", r.name);
+                *passed += 1;
+            }
         }
     }
-    Ok((passed, failed, skipped))
+    for run in runs {
+        if any_failed {
+            eprintln!("  console log: {}", vm::show(&ctx.root, &run.log));
+        }
+        if s.expect_splat.is_none() {
+            suite::print_splats(&ctx.root, &run.console, &run.log);
+        }
+        eprintln!(
+            "test: vm: {} took {:.1} s",
+            vm::show(&ctx.root, &run.log),
+            run.wall.as_secs_f64()
+        );
+    }
 }

@@ -126,11 +126,14 @@ pub fn csv(samples: &[Sample]) -> String {
     out
 }
 
+/// One curve: its label, its colour and its (minute, value) points.
+type Series<'a> = (&'a str, &'a str, Vec<(u64, f64)>);
+
 /// One panel of the report: series drawn against minutes.
 struct Panel<'a> {
     title: &'a str,
     unit: &'a str,
-    series: Vec<(&'a str, &'a str, Vec<(u64, f64)>)>,
+    series: Vec<Series<'a>>,
 }
 
 fn series(samples: &[Sample], key: &str, scale: f64) -> Vec<(u64, f64)> {

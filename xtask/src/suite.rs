@@ -202,23 +202,25 @@ fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
             .with_context(|| format!("creating {}", log_dir.display()))?;
         let initrd = log_dir.join("initrd.img");
         let mut env = format!(
-            "RSIW_TEST={}\nRSIW_VM_INDEX={i}\nRSIW_VM_COUNT={}\nRSIW_REQUIRES={}\n",
+            "RSIW_TEST={}\nRSIW_TIMEOUT={}\nRSIW_VM_INDEX={i}\nRSIW_VM_COUNT={}\nRSIW_REQUIRES={}\n",
             image::shell_quote(&s.name),
+            s.timeout,
             s.vms,
             image::shell_quote(&s.requires.join(" "))
         );
-        // The device type the rsiw data-path scripts test (`siw` proves them on the
-        // reference driver); unset means their default, rsiw.
-        if let Ok(t) = std::env::var("RSIW_DEV_TYPE") {
-            env += &format!("RSIW_DEV_TYPE={}\n", image::shell_quote(&t));
-        }
-        // The NFS scripts' data size per file (`cargo xtask nfs-soak` sets it).
-        if let Ok(t) = std::env::var("RSIW_NFS_MB") {
-            env += &format!("RSIW_NFS_MB={}\n", image::shell_quote(&t));
-        }
-        // The soak's length (`cargo xtask soak` sets it).
-        if let Ok(t) = std::env::var("RSIW_SOAK_MIN") {
-            env += &format!("RSIW_SOAK_MIN={}\n", image::shell_quote(&t));
+        // Passed on from the host when set: the device type the rsiw data-path scripts
+        // test (`siw` proves them on the reference driver; unset means rsiw), the NFS
+        // scripts' data size per file (`cargo xtask nfs-soak`), the soak's length
+        // (`cargo xtask soak`), the memory-pressure phases' length.
+        for var in [
+            "RSIW_DEV_TYPE",
+            "RSIW_NFS_MB",
+            "RSIW_SOAK_MIN",
+            "RSIW_NOMEM_S",
+        ] {
+            if let Ok(t) = std::env::var(var) {
+                env += &format!("{var}={}\n", image::shell_quote(&t));
+            }
         }
         image::with_overlay(b.initramfs, extra.as_deref(), &script, &env, &initrd)?;
         vms.push(Vm {
