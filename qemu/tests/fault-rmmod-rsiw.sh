@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-timeout: 400
+# rsiw-soak-timeout: 2400
 # Unloading rsiw around applications: `rmmod rsiw` while an application holds the
 # device (a verbs context, PD, QPs, a listener) is refused and leaves the device
 # working; right after the application exits it succeeds. Then a short loop (LOOPS

@@ -53,6 +53,8 @@ commands:
                              (default 64) MiB per file, 256 MiB written and read back per pairing
   soak                       RSIW_SOAK_MIN (default 60) minutes of mixed, verified traffic on rsiw0
                              (qemu/tests/soak-rsiw.sh); report in target/soak/ (CSV, SVG curves)
+  soak faults                the fault scripts (qemu/tests/fault-*.sh) in their long versions:
+                             RSIW_RMMOD_LOOPS=100 rmmod rounds, RSIW_NOMEM_S=60 s memory-pressure phases
 
 options:
   --flavour debug|perf       kernel flavour (default debug: KASAN, lockdep, kmemleak)
@@ -162,6 +164,7 @@ fn real_main() -> Result<ExitCode> {
         "test" => test(&ctx, &a),
         "fuzz" => fuzz::run(&ctx, &a.rest, a.seconds),
         "nfs-soak" => nfs_soak(&ctx, &a),
+        "soak" if a.rest.iter().any(|r| r == "faults") => fault_soak(&ctx, &a),
         "soak" => soak::run(&ctx, a.timeout_given.then_some(a.timeout)),
         // Benchmarks run on the perf flavour (no KASAN/lockdep) unless asked otherwise.
         "bench" => bench::run(
@@ -315,6 +318,35 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
 
 /// What the VM suite counted: passes, and the failed and skipped cases with their reasons.
 type SuiteCounts = (usize, Vec<String>, Vec<String>);
+
+/// `cargo xtask soak faults`: the `fault-*` scripts with their long settings (unless set
+/// in the environment), each under its `# rsiw-soak-timeout`.
+fn fault_soak(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
+    for (var, long) in [("RSIW_RMMOD_LOOPS", "100"), ("RSIW_NOMEM_S", "60")] {
+        if std::env::var_os(var).is_none() {
+            std::env::set_var(var, long);
+        }
+        eprintln!(
+            "soak faults: {var}={}",
+            std::env::var(var).unwrap_or_default()
+        );
+    }
+    let a = Args {
+        command: "test".into(),
+        flavour: a.flavour,
+        flavour_given: a.flavour_given,
+        script: None,
+        timeout: a.timeout,
+        timeout_given: a.timeout_given,
+        seconds: a.seconds,
+        host_only: false,
+        vm_only: true,
+        verbose: a.verbose,
+        soak: true,
+        rest: vec!["fault-".into()],
+    };
+    test(ctx, &a)
+}
 
 /// `cargo xtask nfs-soak`: the NFS scripts with RSIW_NFS_MB MiB per file (default 64:
 /// each pairing writes and reads back 2 versions × (64 MiB buffered + 64 MiB O_DIRECT)),
