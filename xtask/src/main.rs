@@ -319,18 +319,18 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
 /// What the VM suite counted: passes, and the failed and skipped cases with their reasons.
 type SuiteCounts = (usize, Vec<String>, Vec<String>);
 
-/// `cargo xtask soak faults`: the `fault-*` scripts with their long settings (unless set
-/// in the environment), each under its `# rsiw-soak-timeout`.
-fn fault_soak(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
-    for (var, long) in [("RSIW_RMMOD_LOOPS", "100"), ("RSIW_NOMEM_S", "60")] {
+/// Sets each of `vars` to its long value unless the environment has it, and says which.
+fn soak_env(what: &str, vars: &[(&str, &str)]) {
+    for &(var, long) in vars {
         if std::env::var_os(var).is_none() {
             std::env::set_var(var, long);
         }
-        eprintln!(
-            "soak faults: {var}={}",
-            std::env::var(var).unwrap_or_default()
-        );
+        eprintln!("{what}: {var}={}", std::env::var(var).unwrap_or_default());
     }
+}
+
+/// The VM scripts named by `rest`, each under its `# rsiw-soak-timeout`.
+fn soak_scripts(ctx: &Ctx, a: &Args, rest: Vec<String>) -> Result<ExitCode> {
     let a = Args {
         command: "test".into(),
         flavour: a.flavour,
@@ -343,42 +343,32 @@ fn fault_soak(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
         vm_only: true,
         verbose: a.verbose,
         soak: true,
-        rest: vec!["fault-".into()],
+        rest,
     };
     test(ctx, &a)
+}
+
+/// `cargo xtask soak faults`: the `fault-*` scripts with their long settings (unless set
+/// in the environment), each under its `# rsiw-soak-timeout`.
+fn fault_soak(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
+    soak_env(
+        "soak faults",
+        &[("RSIW_RMMOD_LOOPS", "100"), ("RSIW_NOMEM_S", "60")],
+    );
+    soak_scripts(ctx, a, vec!["fault-".into()])
 }
 
 /// `cargo xtask nfs-soak`: the NFS scripts with RSIW_NFS_MB MiB per file (default 64:
 /// each pairing writes and reads back 2 versions × (64 MiB buffered + 64 MiB O_DIRECT)),
 /// each under its `# rsiw-soak-timeout`.
 fn nfs_soak(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
-    if std::env::var_os("RSIW_NFS_MB").is_none() {
-        std::env::set_var("RSIW_NFS_MB", "64");
-    }
-    eprintln!(
-        "nfs-soak: RSIW_NFS_MB={}",
-        std::env::var("RSIW_NFS_MB").unwrap_or_default()
-    );
-    let mut a = Args {
-        command: "test".into(),
-        flavour: a.flavour,
-        flavour_given: a.flavour_given,
-        script: None,
-        timeout: a.timeout,
-        timeout_given: a.timeout_given,
-        seconds: a.seconds,
-        host_only: false,
-        vm_only: true,
-        verbose: a.verbose,
-        soak: true,
-        rest: a.rest.clone(),
-    };
-    if a.rest.is_empty() {
-        a.rest.push("nfs-".into());
+    soak_env("nfs-soak", &[("RSIW_NFS_MB", "64")]);
+    let rest = if a.rest.is_empty() {
+        vec!["nfs-".into()]
     } else {
-        a.rest = a.rest.iter().map(|n| format!("nfs-{n}")).collect();
-    }
-    test(ctx, &a)
+        a.rest.iter().map(|n| format!("nfs-{n}")).collect()
+    };
+    soak_scripts(ctx, a, rest)
 }
 
 fn vm_suite(ctx: &Ctx, a: &Args) -> Result<SuiteCounts> {
