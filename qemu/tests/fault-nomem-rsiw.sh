@@ -59,10 +59,13 @@ reap() {
         n=$((n - 1))
     done
     if kill -0 "$1" 2>/dev/null; then
-        echo "pid $1 still running after $2 s:"
-        for t in /proc/$1/task/*; do
-            grep -h '^State' "$t/status"
-            cat "$t/stack"
+        echo "pid $1 still running after $2 s; it and every rsiw-load process:"
+        for q in $1 $(pidof rsiw-load); do
+            for t in /proc/$q/task/*; do
+                echo "pid $q task ${t##*/}"
+                grep -h '^State' "$t/status"
+                cat "$t/stack"
+            done
         done
         kill -9 "$1"
         wait "$1"
@@ -74,38 +77,47 @@ reap() {
 
 S=${RSIW_NOMEM_S:-15}
 # phase PCT: S seconds of churning, verified traffic with PCT % of the allocations
-# failing.
+# failing, clients started again as they end.
 phase() {
     echo "$1" > $F/probability
     n0=$(dmesg | grep -c 'FAULT_INJECTION: forcing a failure')
-    rsiw-load server 10.0.2.15:$P --seconds $((S + 45)) > /tmp/server-$1.log 2>&1 &
+    rsiw-load server 10.0.2.15:$P --seconds $((2 * S + 90)) > /tmp/server-$1.log 2>&1 &
     server=$!
     wait_tcp_listen $P
     fail_in $server
+    # Three client slots, each starting a client again whenever the last one ended
+    # (most end early, on a failed call), until S seconds have passed; each client
+    # opens the device and starts connecting, then its allocations fail (its
+    # connections are closed and set up again every 5 rounds).
+    t_end=$(($(date +%s) + S))
     i=0
     pids=
     while [ $i -lt 3 ]; do
-        rsiw-load client 10.0.2.15:$P --conns 4 --seconds $S --churn 5 --size 8192 \
-            --expect-failure --reconnect --drain 30 > /tmp/client-$1-$i.log 2>&1 &
+        (
+            : > /tmp/client-$1-$i.log
+            while [ "$(date +%s)" -lt $t_end ]; do
+                rsiw-load client 10.0.2.15:$P --conns 4 --seconds $S --churn 5 --size 8192 \
+                    --expect-failure --reconnect --drain 30 >> /tmp/client-$1-$i.log 2>&1 &
+                c=$!
+                sleep 2
+                fail_in $c
+                wait $c
+            done
+        ) &
         pids="$pids $!"
         i=$((i + 1))
     done
-    # Each client opens the device and starts connecting, then its allocations fail
-    # (its connections are closed and set up again every 5 rounds).
-    sleep 2
-    for p in $pids; do
-        fail_in "$p"
-    done
     stuck=0
     for p in $pids; do
-        reap "$p" 120 || stuck=$((stuck + 1))
+        reap "$p" $((2 * S + 120)) || stuck=$((stuck + 1))
     done
     kill $server 2>/dev/null
     reap $server 60 || stuck=$((stuck + 1))
     echo 0 > $F/probability
     n=$(($(dmesg | grep -c 'FAULT_INJECTION: forcing a failure') - n0))
     echo "phase $1 %: $n injected failures logged (rate-limited), client tallies:"
-    grep -h '^rsiw-load client: opened' /tmp/client-$1-*.log
+    grep -h '^rsiw-load client: opened' /tmp/client-$1-*.log | head -n 12
+    echo "$(grep -h '^rsiw-load client: opened' /tmp/client-$1-*.log | wc -l) client runs"
     # What the processes were told (the numbers in the messages vary: strip them).
     grep -hv '^conn [0-9]* qpn\|^rsiw-load client: opened\|^rsiw-load server: listening' \
         /tmp/client-$1-*.log /tmp/server-$1.log | sed 's/[0-9][0-9]*/N/g' | sort | uniq -c | sort -rn | head -n 20

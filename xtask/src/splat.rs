@@ -37,6 +37,15 @@ const HARMLESS: &[&str] = &[
     "page allocation failure: order:",
 ];
 
+/// Messages another CPU prints between a report and its `Call Trace:` without a trace
+/// of their own (fault injection with `verbose` 1): they neither explain a trace nor
+/// count towards [`TRACE_CONTEXT`].
+const INTERLEAVED: &[&str] = &[
+    "FAULT_INJECTION: forcing a failure",
+    "name failslab, interval",
+    "name fail_page_alloc, interval",
+];
+
 /// How many kernel lines before a `Call Trace:` may belong to the message that caused it.
 const TRACE_CONTEXT: usize = 3;
 
@@ -100,6 +109,9 @@ pub fn find(lines: &[&str]) -> Vec<Splat> {
         let Some(k) = kernel_text(line) else { continue };
         if is_user_fault(k) {
             // A user process crashed: its test judges it by its exit status.
+            continue;
+        }
+        if INTERLEAVED.iter().any(|p| k.starts_with(p)) {
             continue;
         }
         if KERNEL_PATTERNS.iter().any(|p| k.contains(p)) {
@@ -207,6 +219,28 @@ mod tests {
         assert!(texts(after_harmless).is_empty());
         let far = "[ 1.0] iwpm_register_pid: Unable to send a nlmsg\n[ 1.1] a\n[ 1.2] b\n[ 1.3] c\n[ 1.4] d\n[ 1.5] Call Trace:\n";
         assert_eq!(texts(far).len(), 1);
+    }
+
+    #[test]
+    fn fault_injection_lines_between_a_report_and_its_trace_do_not_count() {
+        // As fault-nomem-rsiw saw it: another CPU's failslab messages between
+        // warn_alloc's report and its trace.
+        let log = "\
+[   37.422252] rsiw-load: vmalloc error: size 8192, vm_struct allocation failed, mode:0xdc0(GFP_KERNEL|__GFP_ZERO), nodemask=(null)
+[   37.426252] FAULT_INJECTION: forcing a failure.
+[   37.426252] name failslab, interval 1, probability 10, space 0, times -1
+[   37.426252] CPU: 1 UID: 0 PID: 118 Comm: rsiw-load Tainted: G           O       6.12.117 #1
+[   37.426252] Tainted: [O]=OOT_MODULE
+[   37.426252] Call Trace:
+";
+        assert!(texts(log).is_empty(), "{:?}", texts(log));
+        // They do not explain a trace by themselves.
+        let alone = "\
+[    1.0] FAULT_INJECTION: forcing a failure.
+[    1.0] name failslab, interval 1, probability 10, space 0, times -1
+[    1.1] Call Trace:
+";
+        assert_eq!(texts(alone).len(), 1);
     }
 
     #[test]
