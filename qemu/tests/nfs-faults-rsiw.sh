@@ -16,6 +16,11 @@ setup_net
 peer=$(peer_addr)
 MB=${RSIW_NFS_MB:-8}
 SIZE=$((MB * 2 * 1048576))
+# The export holds both files: at the soak's size (2 x 128 MiB) the default 192 MiB
+# tmpfs filled up, and the second write ended in ENOSPC.
+NFS_EXPORT_SIZE=$((2 * MB * 2 + 64))m
+[ $((2 * MB * 2 + 64)) -lt 192 ] && NFS_EXPORT_SIZE=192m
+export NFS_EXPORT_SIZE
 seed_of() { if [ "$1" = fa ]; then echo 41; else echo 42; fi; }
 
 # write_during NAME GO DONE WHAT (client): write NAME.bin, tell the server (port GO) to
@@ -58,15 +63,20 @@ if [ "$RSIW_VM_INDEX" = 0 ]; then
     check "server: nfsd threads 8" sh -c 'echo 8 > /proc/fs/nfsd/threads'
     check "server: the client's second write is done" wait_peer 7304 900
     nfs_server_rdma_stats
+    # The client reads both files back first (minutes at the soak's size: longer than
+    # signal_peer keeps trying), then says so; it listens for 7306 by then.
+    check "server: the client read its copies back" wait_peer 7305 1800
     for f in fa fb; do
         check_output "server's copy of $f.bin" '^ok ' rsiw-nfs-io verify /export/$f.bin $SIZE $(seed_of $f) 1048576
     done
-    signal_peer 7305
-    check "server: the client is done" wait_peer 7306 900
+    signal_peer 7306
+    check "server: the client is done" wait_peer 7307 900
     nfs_server_stop /export
 else
     check "client: the server is up" wait_peer 7300
+    mounted=false
     if check "mount v4.2 over rsiw0" nfs_mount 10.0.9.1 4.2 /mnt; then
+        mounted=true
         write_during fa 7301 7302 "the server's link down/up"
         write_during fb 7303 7304 "nfsd threads 0 -> 8"
         echo 3 > /proc/sys/vm/drop_caches
@@ -76,12 +86,15 @@ else
         check_output "client: the transport reconnected" '^[2-9]$|^[1-9][0-9]+$' nfs_xprt_field /mnt 3
         check_output "client: xprt: rdma" '^rdma$' \
             sh -c "awk '\$1 == \"xprt:\" { print \$2 }' /proc/self/mountstats"
-        check "client: server checked its copies" wait_peer 7305 900
+    fi
+    signal_peer 7305
+    if $mounted; then
+        check "client: server checked its copies" wait_peer 7306 900
         check "idle umount" timeout 120 umount /mnt
     fi
     # The server stays up until the client has torn down (lib.sh, nfs_pair).
     nfs_teardown rsiw rsiw0
-    signal_peer 7306
+    signal_peer 7307
     finish
 fi
 nfs_teardown rsiw rsiw0
