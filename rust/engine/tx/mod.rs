@@ -253,6 +253,19 @@ impl TxState {
         }
     }
 
+    /// A Terminate is framed or being sent: the stream closes after it
+    /// (`Done::Shutdown`).
+    fn terminating(&self) -> bool {
+        matches!(self.after, Done::Shutdown)
+            || matches!(
+                self.cur,
+                Some(Msg {
+                    done: Done::Shutdown,
+                    ..
+                })
+            )
+    }
+
     /// Counts one unit of the run's work; false (and `yielded`) when the
     /// budget is spent.
     fn take_budget(&mut self) -> bool {
@@ -279,13 +292,21 @@ impl Engine {
         tx.yielded = false;
         loop {
             // An abortive close does not wait for a socket that may never
-            // drain: RST at once, whatever is half sent.
+            // drain: RST at once, whatever is half sent. A Terminate still to
+            // send or being sent goes first (the ULP destroying the QP as soon
+            // as the error's flush reached it must not cut the peer's only
+            // word of why, RFC 5040 §7.1); if the socket cannot take it, the
+            // stall below resets instead.
             let (abort, closed) = {
                 let s = self.shared.lock();
-                (
-                    matches!(s.phase, Phase::Closing { abortive: true, .. }),
-                    matches!(s.phase, Phase::Closed),
-                )
+                let abort = match &s.phase {
+                    Phase::Closing {
+                        abortive: true,
+                        terminate,
+                    } => terminate.is_none() && !tx.terminating(),
+                    _ => false,
+                };
+                (abort, matches!(s.phase, Phase::Closed))
             };
             if abort || closed {
                 tx.reset();
@@ -303,9 +324,8 @@ impl Engine {
                         tx.corked = more;
                         continue;
                     }
-                    // Full: `write_space` kicks the work again.
-                    Ok(_) => return self.stalled(&mut tx),
-                    Err(e) if e == EAGAIN => return self.stalled(&mut tx),
+                    Ok(_) => {}
+                    Err(e) if e == EAGAIN => {}
                     Err(_) => {
                         tx.reset();
                         drop(tx);
@@ -314,6 +334,19 @@ impl Engine {
                         return;
                     }
                 }
+                // Full: `write_space` kicks the work again, unless the close
+                // is abortive (a Terminate was being sent): RST now.
+                let abortive = matches!(
+                    self.shared.lock().phase,
+                    Phase::Closing { abortive: true, .. }
+                );
+                if abortive {
+                    tx.reset();
+                    drop(tx);
+                    self.shutdown(true);
+                    return;
+                }
+                return self.stalled(&mut tx);
             }
             // The FPDU is in the socket; TCP holds its own page references.
             tx.clear_fpdu();
@@ -563,14 +596,7 @@ impl Engine {
                 if let Some(t) = terminate.take() {
                     return Step::Terminate(t);
                 }
-                let terminating = matches!(
-                    tx.cur,
-                    Some(Msg {
-                        done: Done::Shutdown,
-                        ..
-                    })
-                );
-                if *abortive && !terminating {
+                if *abortive && !tx.terminating() {
                     return Step::Shutdown(true);
                 }
                 if tx.cur.is_none() {
