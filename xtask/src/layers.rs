@@ -125,7 +125,7 @@ fn push_path(out: &mut Vec<String>, path: &str) {
 
 /// Every `.rs` file under `dir`, except the protocol core and ABI crates' and the
 /// generated bindings.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+pub fn sources(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for e in std::fs::read_dir(dir)? {
         let p = e?.path();
         if p.is_dir() {
@@ -142,6 +142,14 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The tree the host tests check: this checkout, or `RSIW_LAYERS_ROOT` (another
+/// checkout, e.g. an older commit's).
+pub fn checked_root() -> PathBuf {
+    std::env::var("RSIW_LAYERS_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
 }
 
 /// The violations under `root/rust`: `(file, module it names, why)`.
@@ -222,10 +230,7 @@ mod tests {
     /// The module as it is: no lower layer names a higher one.
     #[test]
     fn module_layers() {
-        let root = std::env::var("RSIW_LAYERS_ROOT")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
-        let bad = check(&root).unwrap();
+        let bad = check(&checked_root()).unwrap();
         assert!(bad.is_empty(), "layer violations:\n{}", bad.join("\n"));
     }
 }

@@ -24,6 +24,8 @@ mod pcap_markers;
 mod provider;
 mod rdma_core;
 mod setup;
+#[cfg(test)]
+mod sizes;
 mod soak;
 mod splat;
 mod suite;
