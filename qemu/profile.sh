@@ -25,34 +25,71 @@ report() {
         grep -v -e safe_halt -e default_idle | head -n "${PROFILE_TOP:-25}"
 }
 
-# profiled DEV TEST SIZE ITERS OPTS…: run TEST under a system-wide perf record and
-# perf stat (context switches: each is a sleep/wakeup on the message's path), print its
-# result line, the switches per iteration and the top of its profile.
-profiled() {
-    d=$1 t=$2 s=$3 n=$4
-    shift 4
-    port=$((port + 1))
-    data=/tmp/perf-$d-$t.data
+# recorded LABEL ITERS CMD…: run CMD under a system-wide perf record and perf stat
+# (context switches: each is a sleep/wakeup on a message's path), print its output's
+# last line, the switches per iteration (ITERS of them) and the top of its profile.
+recorded() {
+    lbl=$1 n=$2
+    shift 2
+    data=/tmp/perf-$(echo "$lbl" | tr ' /' '__').data
     perf record -a -e cpu-clock -F 997 -o "$data" > /tmp/perf-record.log 2>&1 &
     rec=$!
     perf stat -a -e context-switches,cpu-migrations -x, -o /tmp/perf-stat.csv &
     st=$!
     sleep 1
-    line=$(perftest_run "$t" "$d" "$s" "$n" $port "$@")
+    line=$("$@" 2>&1 | tail -n 1)
     rc=$?
     kill -INT $rec $st
     wait $rec $st
-    echo "== profile $d $t $s x $n: $line"
-    [ $rc -eq 0 ] && pass "profile $d $t" || fail "profile $d $t" "$line"
+    echo "== profile $lbl: $line"
+    [ $rc -eq 0 ] && pass "profile $lbl" || fail "profile $lbl" "$line"
     cs=$(awk -F, '$3 == "context-switches" { print $1 }' /tmp/perf-stat.csv)
-    echo "-- context switches (both ends, whole run incl. setup): $cs, $(awk -v c="$cs" -v n="$n" 'BEGIN { printf "%.2f", c / n }') per iteration"
+    echo "-- context switches (whole run incl. setup): $cs, $(awk -v c="$cs" -v n="$n" 'BEGIN { printf "%.2f", c / n }') per iteration"
     report "$data"
     rm -f "$data"
 }
 
+# profiled DEV TEST SIZE ITERS OPTS…: TEST (perftest, both ends) under `recorded`.
+profiled() {
+    d=$1 t=$2 s=$3 n=$4
+    shift 4
+    port=$((port + 1))
+    recorded "$d $t $s x $n" "$n" perftest_run "$t" "$d" "$s" "$n" $port "$@"
+}
+
+# profiled_nfs LABEL DEV [mpa_crc]: a 256 MiB O_DIRECT write and read in 1 MiB calls
+# through a mount of this VM's own export over RPC-over-RDMA on DEV, as the NFS rows of
+# `cargo xtask bench`, each under `recorded` (iterations: the 1 MiB calls).
+profiled_nfs() {
+    NFS_EXPORT_SIZE=320m nfs_server_start "$2" /export || return 1
+    if check "profile: mount over rdma ($1)" nfs_mount 10.0.2.15 4.2 /mnt "proto=rdma,port=$NFS_RDMA_PORT"; then
+        for op in write read; do
+            recorded "$1 nfs $op 256M" 256 rsiw-nfs-io rate $op /mnt/prof.bin 256M 1M direct
+        done
+        rm -f /mnt/prof.bin
+        umount /mnt
+    fi
+    nfs_server_stop /export
+}
+
 # PROFILE_SET=bw (default): Write bandwidth and Send latency, siw and rsiw;
-# PROFILE_SET=atomic: ib_atomic_bw FETCH_AND_ADD, rxe and rsiw (siw has no atomics).
+# PROFILE_SET=atomic: ib_atomic_bw FETCH_AND_ADD, rxe and rsiw (siw has no atomics);
+# PROFILE_SET=nfs: the NFS v4.2 write and read of the bench, siw, rsiw and rsiw
+# without MPA CRC.
 case ${PROFILE_SET:-bw} in
+nfs)
+    for T in siw rsiw; do
+        dev_up "$T" ${T}0 eth0 || continue
+        profiled_nfs ${T}0 ${T}0
+        if [ $T = rsiw ]; then
+            echo N > /sys/module/rsiw/parameters/mpa_crc
+            profiled_nfs rsiw0-nocrc rsiw0
+            echo Y > /sys/module/rsiw/parameters/mpa_crc
+        fi
+        modprobe -r rpcrdma 2>/dev/null
+        dev_down "$T" ${T}0
+    done
+    ;;
 atomic)
     for T in ${PROFILE_DEVS:-rxe rsiw}; do
         dev_up "$T" ${T}0 eth0 || continue

@@ -28,9 +28,13 @@ use kernel::{alloc::KVec, prelude::*, sync::Arc};
 /// one Recv or PeerTerminate plus one each of Reap, Kick and Resume (queued
 /// once per batch, see `Sink::defer`): the parser is stopped at an FPDU
 /// boundary while fewer than `PER_FPDU` slots are free (`Sink::saturated`).
-const DEFER: usize = 32;
+/// As many as one page holds (28 on x86_64), so that each of the two queues
+/// of a connection is one 4 KiB allocation rather than half of an 8 KiB one.
+const DEFER: usize = kernel::page::PAGE_SIZE / core::mem::size_of::<Option<Action>>();
 /// Deferred actions one FPDU can add at most.
 const PER_FPDU: usize = 4;
+// A queue takes several FPDUs' actions before the parser stops for it.
+const _: () = assert!(DEFER >= 4 * PER_FPDU);
 
 /// Work the sink defers until the RX lock is released.
 enum Action {
@@ -98,7 +102,7 @@ pub(super) struct RxCtx {
     seg: Seg,
     pending: Pending,
     /// `DEFER` slots, allocated once: an `Action` holds a receive WQE, and
-    /// an inline array of them (about 4.6 KiB) made the engine's constructor
+    /// an inline array of them (about 4 KiB) made the engine's constructor
     /// a 12 KiB stack frame, live under the socket drain of `Stream::attach`.
     deferred: KVec<Option<Action>>,
     n_deferred: usize,

@@ -18,6 +18,7 @@ use crate::{
     },
 };
 use core::{ops::Range, sync::atomic::Ordering};
+use kernel::alloc::{flags::GFP_KERNEL, KVVec};
 
 /// Why a message could not be framed.
 pub(super) enum FrameError {
@@ -94,6 +95,7 @@ impl Engine {
         let TxState {
             framer,
             wire,
+            wire_cap,
             len,
             hlen,
             zc: segs,
@@ -122,6 +124,9 @@ impl Engine {
             want
         } else {
             segs.clear();
+            if base == 0 {
+                grow_wire(wire, *wire_cap, want as usize + FRAME_EXTRA + MAX_HEADERS);
+            }
             // Copied: what the buffer holds behind `base` and the headers.
             let mut fits = wire.len().saturating_sub(base + FRAME_EXTRA + MAX_HEADERS);
             if self.params.markers_tx {
@@ -165,6 +170,20 @@ impl Engine {
             *cur = None;
         }
         Ok(())
+    }
+}
+
+/// Replaces the empty wire buffer by one of its full size `cap` when a copied
+/// FPDU wants `need` octets and the buffer is smaller (`WIRE_START`). TX runs
+/// in process context (the work item, or a doorbell's system call) under the
+/// TX mutex, so the allocation may sleep; if it fails, the buffer stays as it
+/// is and the FPDU is framed smaller.
+fn grow_wire(wire: &mut KVVec<u8>, cap: usize, need: usize) {
+    if wire.len() >= cap || need <= wire.len() {
+        return;
+    }
+    if let Ok(w) = KVVec::from_elem(0u8, cap, GFP_KERNEL) {
+        *wire = w;
     }
 }
 

@@ -36,6 +36,13 @@ const LARGE_PAYLOAD: u32 = 15 * 4096;
 /// Further room for small FPDUs framed behind the first and handed to the
 /// socket in one call (`Engine::coalesce`).
 const COALESCE_ROOM: usize = 4096;
+/// The wire buffer a connection starts with (at most its full size): room
+/// for the headers of a zero-copy FPDU, a copied FPDU of about 4 KiB and the
+/// coalescing room. It grows to the full size (MULPDU, `FRAME_EXTRA`,
+/// `COALESCE_ROOM`) the first time a copied FPDU wants more (`grow_wire`):
+/// a QP that only sends small or zero-copy messages keeps 8 KiB, not the
+/// 64 KiB and more that a loopback MTU's MULPDU needs.
+const WIRE_START: usize = 2 * COALESCE_ROOM;
 /// FPDUs framed and SQ WQEs taken per TX run at most; then the run requeues
 /// itself. A consumer posting without end (local operations complete at
 /// once, and need no socket space) must not keep one worker, or the
@@ -132,6 +139,8 @@ pub(super) struct TxState {
     /// The copied octets of the FPDU being sent: `wire[..hlen]` go before
     /// the page pieces `zc`, `wire[hlen..len]` (PAD, CRC) after them.
     wire: KVVec<u8>,
+    /// The size `wire` grows to (`WIRE_START`).
+    wire_cap: usize,
     len: usize,
     hlen: usize,
     /// Zero-copy payload of the FPDU being sent, `zc_len` octets.
@@ -196,13 +205,11 @@ impl TxState {
     /// `buf_mulpdu`: the RFC 5044 MULPDU of the stream, which sizes the
     /// buffer of copied octets whatever the framer's MULPDU.
     pub(super) fn new(framer: TxFramer, buf_mulpdu: u16, large: bool) -> Result<Self> {
+        let wire_cap = usize::from(buf_mulpdu) + FRAME_EXTRA + COALESCE_ROOM;
         Ok(Self {
             framer,
-            wire: KVVec::from_elem(
-                0u8,
-                usize::from(buf_mulpdu) + FRAME_EXTRA + COALESCE_ROOM,
-                GFP_KERNEL,
-            )?,
+            wire: KVVec::from_elem(0u8, wire_cap.min(WIRE_START), GFP_KERNEL)?,
+            wire_cap,
             large,
             len: 0,
             hlen: 0,
