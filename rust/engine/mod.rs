@@ -193,6 +193,12 @@ pub(crate) struct Engine {
     work: Work<Engine>,
 }
 
+// A connection's engine is one 2 KiB allocation (`kmalloc-2k`, with the
+// `Arc`'s reference count) on kernels without lock debugging, which makes
+// every lock larger: per-QP memory is a target (`performance.md`).
+#[cfg(not(any(CONFIG_DEBUG_SPINLOCK, CONFIG_DEBUG_LOCK_ALLOC, CONFIG_DEBUG_MUTEXES)))]
+const _: () = assert!(core::mem::size_of::<Engine>() <= 2048 - 8);
+
 /// The TX CPU hint of the next connection.
 static NEXT_TX_CPU: AtomicU32 = AtomicU32::new(0);
 
@@ -548,9 +554,9 @@ impl Engine {
             s.orq.clear();
             s.irq.clear();
         }
-        if let Some(wqe) = recv {
+        if let Some(wr_id) = recv {
             self.qp.rq_complete(
-                &wqe,
+                wr_id,
                 WcStatus::WrFlushErr,
                 0,
                 crate::cq::WcFlags::NONE,

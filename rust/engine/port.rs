@@ -38,10 +38,10 @@ pub(crate) trait QpPort: Send + Sync {
     fn sq_reap(&self) -> bool;
     /// The next receive buffer (or a refused user RQE to complete).
     fn rq_take(&self) -> Result<Option<RecvWqe>, (RecvWqe, WcStatus)>;
-    /// Completes a receive WQE taken with [`Self::rq_take`].
+    /// Completes the receive WQE `wr_id` taken with [`Self::rq_take`].
     fn rq_complete(
         &self,
-        wqe: &RecvWqe,
+        wr_id: u64,
         status: WcStatus,
         byte_len: u32,
         flags: WcFlags,

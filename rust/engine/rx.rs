@@ -19,7 +19,6 @@ use crate::{
         rx::{HeaderInfo, Placement, RdmapHeader, RxParser, RxSink, SegmentEnd},
         terminate::TermCause,
     },
-    wr::RecvWqe,
 };
 use core::sync::atomic::Ordering;
 use kernel::{alloc::KVec, prelude::*, sync::Arc};
@@ -28,9 +27,12 @@ use kernel::{alloc::KVec, prelude::*, sync::Arc};
 /// one Recv or PeerTerminate plus one each of Reap, Kick and Resume (queued
 /// once per batch, see `Sink::defer`): the parser is stopped at an FPDU
 /// boundary while fewer than `PER_FPDU` slots are free (`Sink::saturated`).
-/// As many as one page holds (28 on x86_64), so that each of the two queues
-/// of a connection is one 4 KiB allocation rather than half of an 8 KiB one.
-const DEFER: usize = kernel::page::PAGE_SIZE / core::mem::size_of::<Option<Action>>();
+/// As many as `DEFER_BYTES` hold (25 on x86_64): an action keeps only the
+/// receive WQE's id, so each of the two queues of a connection is one 1 KiB
+/// allocation.
+const DEFER: usize = DEFER_BYTES / core::mem::size_of::<Option<Action>>();
+/// The size of one queue of deferred actions.
+const DEFER_BYTES: usize = 1024;
 /// Deferred actions one FPDU can add at most.
 const PER_FPDU: usize = 4;
 // A queue takes several FPDUs' actions before the parser stops for it.
@@ -40,7 +42,7 @@ const _: () = assert!(DEFER >= 4 * PER_FPDU);
 enum Action {
     /// A receive WQE is complete.
     Recv {
-        wqe: RecvWqe,
+        wr_id: u64,
         status: WcStatus,
         len: u32,
         flags: WcFlags,
@@ -58,9 +60,10 @@ enum Action {
     PeerTerminate(TermCause),
 }
 
-/// The receive WQE a Send or Immediate Data message is placed into.
+/// The receive WQE a Send or Immediate Data message is placed into: its
+/// work request id and its buffers, resolved.
 pub(super) struct Recv {
-    pub(super) wqe: RecvWqe,
+    pub(super) wr_id: u64,
     buf: Local,
     invalidate: Option<u32>,
     imm: Option<u64>,
@@ -146,10 +149,11 @@ impl RxState {
         })
     }
 
-    /// The receive WQE in progress, for a flush; nothing is placed after.
-    pub(super) fn take_recv(&mut self) -> Option<RecvWqe> {
+    /// The work request id of the receive WQE in progress, for a flush;
+    /// nothing is placed after.
+    pub(super) fn take_recv(&mut self) -> Option<u64> {
         self.ctx.dead = true;
-        self.ctx.recv.take().map(|r| r.wqe)
+        self.ctx.recv.take().map(|r| r.wr_id)
     }
 }
 
@@ -264,7 +268,7 @@ impl Sink<'_> {
                 // once the RX lock is released; the QP cannot go on.
                 Err((wqe, status)) => {
                     let _ = self.defer(Action::Recv {
-                        wqe,
+                        wr_id: wqe.wr_id,
                         status,
                         len: 0,
                         flags: WcFlags::NONE,
@@ -279,7 +283,7 @@ impl Sink<'_> {
                     Ok(b) => b,
                     Err(_) => {
                         let _ = self.defer(Action::Recv {
-                            wqe,
+                            wr_id: wqe.wr_id,
                             status: WcStatus::LocProtErr,
                             len: 0,
                             flags: WcFlags::NONE,
@@ -294,7 +298,7 @@ impl Sink<'_> {
                 _ => None,
             };
             self.ctx.recv = Some(Recv {
-                wqe,
+                wr_id: wqe.wr_id,
                 buf,
                 invalidate: h.invalidate_stag(),
                 imm,
@@ -479,7 +483,7 @@ impl Sink<'_> {
             WcStatus::RemAccessErr
         };
         self.defer(Action::Recv {
-            wqe: r.wqe,
+            wr_id: r.wr_id,
             status,
             len: total,
             flags,
@@ -724,13 +728,15 @@ impl Engine {
         for a in batch.iter_mut() {
             match a.take() {
                 Some(Action::Recv {
-                    wqe,
+                    wr_id,
                     status,
                     len,
                     flags,
                     ex,
                     solicited,
-                }) => self.qp.rq_complete(&wqe, status, len, flags, ex, solicited),
+                }) => self
+                    .qp
+                    .rq_complete(wr_id, status, len, flags, ex, solicited),
                 Some(Action::Reap) => {
                     if self.reap() {
                         self.fail(None);

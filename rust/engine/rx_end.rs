@@ -29,7 +29,7 @@ impl Engine {
                 WcStatus::LocProtErr
             };
             self.qp
-                .rq_complete(&r.wqe, status, 0, WcFlags::NONE, 0, false);
+                .rq_complete(r.wr_id, status, 0, WcFlags::NONE, 0, false);
         }
         if e.reply {
             pr_info!("qp {}: sending Terminate {:?}\n", self.qp.num(), t.cause);

@@ -11,8 +11,13 @@
 struct page;
 struct socket;
 
-/* Most page pieces one rsiw_shim_zc_send call takes. */
-#define RSIW_ZC_MAX_SEGS 32
+/*
+ * Most page pieces one rsiw_shim_zc_send call takes: the 15 pages of a large
+ * FPDU, one more when its payload does not start on a page boundary, and two
+ * SGE boundaries. The engine copies an FPDU of more pieces; the array of them
+ * is part of every connection's state, so it stays small.
+ */
+#define RSIW_ZC_MAX_SEGS 18
 
 /* A piece of one page: @len bytes at @off. */
 struct rsiw_zc_seg {

@@ -510,7 +510,7 @@ impl Qp {
                     Ok(None) => break,
                     Err(bad) => bad_recv(&bad),
                 };
-                self.rq_complete(&wqe, WcStatus::WrFlushErr, 0, WcFlags::NONE, 0, false);
+                self.rq_complete(wqe.wr_id, WcStatus::WrFlushErr, 0, WcFlags::NONE, 0, false);
             }
         }
     }

@@ -56,14 +56,14 @@ impl crate::engine::QpPort for Qp {
 
     fn rq_complete(
         &self,
-        wqe: &RecvWqe,
+        wr_id: u64,
         status: WcStatus,
         byte_len: u32,
         flags: WcFlags,
         ex: u64,
         solicited: bool,
     ) {
-        Qp::rq_complete(self, wqe, status, byte_len, flags, ex, solicited)
+        Qp::rq_complete(self, wr_id, status, byte_len, flags, ex, solicited)
     }
 
     fn set_error(&self) {

@@ -32,7 +32,7 @@ impl Qp {
         match self.state() {
             QpState::Reset => Err(EINVAL),
             QpState::Error => {
-                self.rq_complete(&wqe, WcStatus::WrFlushErr, 0, WcFlags::NONE, 0, false);
+                self.rq_complete(wqe.wr_id, WcStatus::WrFlushErr, 0, WcFlags::NONE, 0, false);
                 Ok(())
             }
             _ => self.rq.lock().push(wqe),
@@ -54,7 +54,7 @@ impl Qp {
     /// Completes a receive WQE taken with [`Self::rq_take`].
     pub(crate) fn rq_complete(
         &self,
-        wqe: &RecvWqe,
+        wr_id: u64,
         status: WcStatus,
         byte_len: u32,
         flags: WcFlags,
@@ -69,7 +69,7 @@ impl Qp {
             WcOpcode::Recv
         };
         let cqe = Cqe {
-            wr_id: wqe.wr_id,
+            wr_id,
             opcode,
             status,
             byte_len,

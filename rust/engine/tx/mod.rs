@@ -33,16 +33,19 @@ const MAX_HEADERS: usize = 18 + 28;
 /// and the FPDU (with headers, PAD and CRC) stays within a 16-bit
 /// ULPDU_Length. TCP cuts it into segments (GSO), as it does any long write.
 const LARGE_PAYLOAD: u32 = 15 * 4096;
+// A large FPDU of one SGE goes zero-copy, page-aligned or not.
+const _: () = assert!(crate::ffi::zc::MAX_SEGS >= LARGE_PAYLOAD as usize / 4096 + 2);
 /// Further room for small FPDUs framed behind the first and handed to the
 /// socket in one call (`Engine::coalesce`).
 const COALESCE_ROOM: usize = 4096;
-/// The wire buffer a connection starts with (at most its full size): room
-/// for the headers of a zero-copy FPDU, a copied FPDU of about 4 KiB and the
-/// coalescing room. It grows to the full size (MULPDU, `FRAME_EXTRA`,
+/// The wire buffer a connection starts with (at most its full size), one
+/// 2 KiB allocation: room for the headers of a zero-copy FPDU, or copied
+/// FPDUs of up to about 2 KiB (small messages, coalesced: some 45 Atomic
+/// Responses). It grows to the full size (MULPDU, `FRAME_EXTRA`,
 /// `COALESCE_ROOM`) the first time a copied FPDU wants more (`grow_wire`):
-/// a QP that only sends small or zero-copy messages keeps 8 KiB, not the
+/// a QP that only sends small or zero-copy messages keeps 2 KiB, not the
 /// 64 KiB and more that a loopback MTU's MULPDU needs.
-const WIRE_START: usize = 2 * COALESCE_ROOM;
+const WIRE_START: usize = 2048;
 /// FPDUs framed and SQ WQEs taken per TX run at most; then the run requeues
 /// itself. A consumer posting without end (local operations complete at
 /// once, and need no socket space) must not keep one worker, or the
@@ -476,7 +479,13 @@ impl Engine {
     /// Atomic Requests and Responses): one socket call, and one segment,
     /// for a burst of them.
     fn coalesce(self: &Arc<Self>, tx: &mut TxState) {
-        let fpdu_max = tx.wire.len().saturating_sub(COALESCE_ROOM);
+        // Another FPDU goes behind while `fpdu_max` octets are free: the
+        // coalescing room of a grown buffer, half of a `WIRE_START` one.
+        let fpdu_max = tx
+            .wire
+            .len()
+            .saturating_sub(COALESCE_ROOM)
+            .max(tx.wire.len() / 2);
         while tx.cur.is_none()
             && tx.batch
             && tx.zc_len == 0
