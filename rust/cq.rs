@@ -45,6 +45,54 @@ pub(crate) enum WcStatus {
     GeneralErr = 21,
 }
 
+impl WcStatus {
+    /// The status whose `IB_WC_*` value is `code`; `GeneralErr` for a value
+    /// not listed.
+    pub(crate) const fn from_code(code: u8) -> Self {
+        match code {
+            0 => Self::Success,
+            1 => Self::LocLenErr,
+            2 => Self::LocQpOpErr,
+            4 => Self::LocProtErr,
+            5 => Self::WrFlushErr,
+            6 => Self::MwBindErr,
+            7 => Self::BadRespErr,
+            8 => Self::LocAccessErr,
+            9 => Self::RemInvReqErr,
+            10 => Self::RemAccessErr,
+            11 => Self::RemOpErr,
+            19 => Self::FatalErr,
+            _ => Self::GeneralErr,
+        }
+    }
+}
+
+// `from_code` gives every status back from its value.
+const _: () = {
+    use WcStatus::*;
+    let all = [
+        Success,
+        LocLenErr,
+        LocQpOpErr,
+        LocProtErr,
+        WrFlushErr,
+        MwBindErr,
+        BadRespErr,
+        LocAccessErr,
+        RemInvReqErr,
+        RemAccessErr,
+        RemOpErr,
+        FatalErr,
+        GeneralErr,
+    ];
+    let mut i = 0;
+    while i < all.len() {
+        let s = all[i] as u32;
+        assert!(s < 256 && WcStatus::from_code(s as u8) as u32 == s);
+        i += 1;
+    }
+};
+
 /// Work completion opcode; values are the verbs ABI's (`IB_WC_*`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(u32)]

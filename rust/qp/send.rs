@@ -150,9 +150,9 @@ impl Qp {
                 }
             }
             for e in done.iter().flatten() {
-                let status = e.status.unwrap_or(WcStatus::WrFlushErr);
+                let status = e.status().unwrap_or(WcStatus::WrFlushErr);
                 failed |= status != WcStatus::Success && status != WcStatus::WrFlushErr;
-                if e.signaled || self.sig_all || status != WcStatus::Success {
+                if e.signaled() || self.sig_all || status != WcStatus::Success {
                     self.push_send_cqe(e.wr_id, e.op, status, e.byte_len);
                 }
             }

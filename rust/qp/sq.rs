@@ -16,17 +16,47 @@ use crate::{
 };
 use kernel::prelude::*;
 
-/// A WQE the engine took: what its completion needs.
+/// A WQE the engine took: what its completion needs, in 16 octets (a QP
+/// keeps one per SQ slot: 2 KiB for perftest's 128).
 #[derive(Clone, Copy)]
 pub(super) struct Taken {
     pub(super) wr_id: u64,
-    pub(super) op: SendOp,
-    pub(super) signaled: bool,
     pub(super) byte_len: u32,
+    /// A user SQE's slot: the low 16 bits of its free-running index, exact
+    /// because the oldest taken slot is at most a ring (`MAX_RING_ENTRIES`)
+    /// behind the next to fetch; 0 for kernel WQEs.
+    slot: u16,
+    pub(super) op: SendOp,
+    /// [`SIGNALED`], and once the operation ended [`DONE`] with the status
+    /// (its `IB_WC_*` value, below 64) in the [`CODE`] bits.
+    state: u8,
+}
+
+const SIGNALED: u8 = 0x80;
+const DONE: u8 = 0x40;
+const CODE: u8 = 0x3f;
+const _: () = assert!(core::mem::size_of::<Option<Taken>>() == 16);
+const _: () = assert!(crate::abi::ring::MAX_RING_ENTRIES < 1 << 16);
+const _: () = assert!((WcStatus::GeneralErr as u32) <= CODE as u32);
+
+impl Taken {
+    /// The WQE asked for a completion.
+    pub(super) fn signaled(&self) -> bool {
+        self.state & SIGNALED != 0
+    }
+
     /// `None` while the operation runs.
-    pub(super) status: Option<WcStatus>,
-    /// A user SQE's slot (free-running index); 0 for kernel WQEs.
-    slot: u32,
+    pub(super) fn status(&self) -> Option<WcStatus> {
+        (self.state & DONE != 0).then(|| WcStatus::from_code(self.state & CODE))
+    }
+
+    /// The operation ended with `status`, unless it already had.
+    fn end(&mut self, status: WcStatus) {
+        if self.state & DONE == 0 {
+            // Every status value is below 64 (asserted above).
+            self.state |= DONE | (status as u32 as u8 & CODE);
+        }
+    }
 }
 
 /// [`SendQueue::snapshot`].
@@ -172,15 +202,15 @@ impl SendQueue {
     /// (never: `taken` has a slot per SQ slot).
     pub(super) fn take(&mut self, w: &SendWqe) -> Option<u64> {
         let slot = match &self.posted {
-            Posted::User(u) => u.next,
+            // The low 16 bits (`Taken::slot`).
+            Posted::User(u) => u.next as u16,
             Posted::Kernel(_) => 0,
         };
         let e = Taken {
             wr_id: w.wr_id,
             op: w.op,
-            signaled: w.signaled,
+            state: if w.signaled { SIGNALED } else { 0 },
             byte_len: u32::try_from(w.len()).unwrap_or(u32::MAX),
-            status: None,
             slot,
         };
         self.taken.push(e).ok()?;
@@ -222,8 +252,8 @@ impl SendQueue {
     /// Records the end of taken WQE `seq` (a flushed one keeps its status).
     pub(super) fn finish(&mut self, seq: u64, status: WcStatus, byte_len: Option<u32>) {
         if let Some(e) = self.taken_mut(seq) {
-            if e.status.is_none() {
-                e.status = Some(status);
+            if e.status().is_none() {
+                e.end(status);
                 if let Some(n) = byte_len {
                     e.byte_len = n;
                 }
@@ -235,8 +265,8 @@ impl SendQueue {
     pub(super) fn fail_oldest(&mut self, status: WcStatus) {
         for i in 0..self.taken.len() {
             if let Some(e) = self.taken.get_mut(i) {
-                if e.status.is_none() {
-                    e.status = Some(status);
+                if e.status().is_none() {
+                    e.end(status);
                     return;
                 }
             }
@@ -247,20 +277,14 @@ impl SendQueue {
     pub(super) fn flush_taken(&mut self) {
         for i in 0..self.taken.len() {
             if let Some(e) = self.taken.get_mut(i) {
-                e.status.get_or_insert(WcStatus::WrFlushErr);
+                e.end(WcStatus::WrFlushErr);
             }
         }
     }
 
     /// The oldest taken WQE if it has finished; its slot is freed.
     pub(super) fn pop_done(&mut self) -> Option<Taken> {
-        if !matches!(
-            self.taken.front(),
-            Some(Taken {
-                status: Some(_),
-                ..
-            })
-        ) {
+        if !self.taken.front().is_some_and(|t| t.status().is_some()) {
             return None;
         }
         let e = self.taken.pop_front()?;
@@ -268,7 +292,10 @@ impl SendQueue {
         if let Posted::User(u) = &mut self.posted {
             // Slots before the oldest WQE still taken (or, with none, before
             // the next to fetch) are free again.
-            u.head = self.taken.front().map_or(u.next, |t| t.slot);
+            u.head = self.taken.front().map_or(u.next, |t| {
+                u.next
+                    .wrapping_sub(u32::from((u.next as u16).wrapping_sub(t.slot)))
+            });
             u.ring.release(u.head);
         }
         Some(e)
