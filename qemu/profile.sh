@@ -75,8 +75,21 @@ profiled_nfs() {
 # PROFILE_SET=bw (default): Write bandwidth and Send latency, siw and rsiw;
 # PROFILE_SET=atomic: ib_atomic_bw FETCH_AND_ADD, rxe and rsiw (siw has no atomics);
 # PROFILE_SET=nfs: the NFS v4.2 write and read of the bench, siw, rsiw and rsiw
-# without MPA CRC.
+# without MPA CRC;
+# PROFILE_SET=nocrc: 64 KiB Write and Send bandwidth, siw and rsiw without MPA CRC
+# (the like-for-like setting: siw negotiates no CRC).
 case ${PROFILE_SET:-bw} in
+nocrc)
+    for T in siw rsiw; do
+        dev_up "$T" ${T}0 eth0 || continue
+        [ $T = rsiw ] && echo N > /sys/module/rsiw/parameters/mpa_crc
+        n=${PROFILE_BW_ITERS_SIW:-30000}
+        profiled ${T}0 ib_write_bw 65536 "$n" -R --report_gbits
+        profiled ${T}0 ib_send_bw 65536 "$n" -R --report_gbits
+        [ $T = rsiw ] && echo Y > /sys/module/rsiw/parameters/mpa_crc
+        dev_down "$T" ${T}0
+    done
+    ;;
 nfs)
     for T in siw rsiw; do
         dev_up "$T" ${T}0 eth0 || continue
