@@ -472,9 +472,12 @@ impl Engine {
 
     /// Runs TX in the calling (sleepable process) context, and the TX that
     /// this causes on the device (`inline`). Counted in `busy` like the work
-    /// item, so `quiesce` waits for it as well.
+    /// item, so `quiesce` waits for it as well. A poster that is not waiting
+    /// (the last WQE TX took was unsignaled) or has Reads or Atomics
+    /// outstanding gets the work item instead, on another CPU: it goes on
+    /// posting while that CPU sends, and the next posts ring no doorbell.
     fn tx_direct(self: &Arc<Self>) {
-        if !self.shared.lock().orq.is_empty() {
+        if !self.waited.load(Ordering::Relaxed) || !self.shared.lock().orq.is_empty() {
             self.qp.sq_unpark();
             self.kick();
             return;
