@@ -27,7 +27,7 @@ use kernel::{alloc::KVec, prelude::*, sync::Arc};
 /// one Recv or PeerTerminate plus one each of Reap, Kick and Resume (queued
 /// once per batch, see `Sink::defer`): the parser is stopped at an FPDU
 /// boundary while fewer than `PER_FPDU` slots are free (`Sink::saturated`).
-/// As many as `DEFER_BYTES` hold (25 on x86_64): an action keeps only the
+/// As many as `DEFER_BYTES` hold (32 on x86_64): an action keeps only the
 /// receive WQE's id, so each of the two queues of a connection is one 1 KiB
 /// allocation.
 const DEFER: usize = DEFER_BYTES / core::mem::size_of::<Option<Action>>();

@@ -40,11 +40,11 @@ const _: () = assert!(crate::ffi::zc::MAX_SEGS >= LARGE_PAYLOAD as usize / 4096 
 const COALESCE_ROOM: usize = 4096;
 /// The wire buffer a connection starts with (at most its full size), one
 /// 2 KiB allocation: room for the headers of a zero-copy FPDU, or copied
-/// FPDUs of up to about 2 KiB (small messages, coalesced: some 45 Atomic
-/// Responses). It grows to the full size (MULPDU, `FRAME_EXTRA`,
-/// `COALESCE_ROOM`) the first time a copied FPDU wants more (`grow_wire`):
-/// a QP that only sends small or zero-copy messages keeps 2 KiB, not the
-/// 64 KiB and more that a loopback MTU's MULPDU needs.
+/// FPDUs of up to about 2 KiB (small messages, coalesced while half of it
+/// is free: some 25 Atomic Responses). It grows to the full size (MULPDU,
+/// `FRAME_EXTRA`, `COALESCE_ROOM`) the first time a copied FPDU wants more
+/// (`grow_wire`): a QP that only sends small or zero-copy messages keeps
+/// 2 KiB, not the 64 KiB and more that a loopback MTU's MULPDU needs.
 const WIRE_START: usize = 2048;
 /// FPDUs framed and SQ WQEs taken per TX run at most; then the run requeues
 /// itself. A consumer posting without end (local operations complete at
