@@ -22,6 +22,10 @@ pub(crate) trait StreamConsumer: Send + Sync {
     /// Bytes of the FPDU stream in order; returns how many were consumed (the
     /// rest stays queued in the socket until the next data-ready).
     fn rx(&self, data: &[u8]) -> usize;
+    /// A bulk of bytes is queued (softirq): true if the consumer reads them
+    /// later, from process context on another CPU, with [`Stream::rx_now`];
+    /// false to have them handed to `rx` now.
+    fn rx_defer(&self) -> bool;
     /// Send space is available again after `send` returned `EAGAIN` or short.
     fn write_space(&self);
     /// The stream closed under the consumer: peer FIN, or RST/error if
@@ -50,6 +54,11 @@ impl Attached {
     /// Received bytes (see [`StreamConsumer::rx`]).
     pub(crate) fn rx(&self, data: &[u8]) -> usize {
         self.conn.rx(data)
+    }
+
+    /// Bulk received (see [`StreamConsumer::rx_defer`]).
+    pub(crate) fn rx_defer(&self) -> bool {
+        self.conn.rx_defer()
     }
 
     /// Write space (see [`StreamConsumer::write_space`]).
@@ -127,6 +136,13 @@ impl Stream {
     /// Process context (it takes the socket lock).
     pub(crate) fn send(&self, bufs: &[&[u8]], more: bool) -> Result<usize> {
         self.sock.send(bufs, more, false)
+    }
+
+    /// Hands the bytes queued in the socket to the consumer
+    /// ([`StreamConsumer::rx_defer`]). Process context (it takes the socket
+    /// lock); nothing if no consumer is attached.
+    pub(crate) fn rx_now(&self) {
+        self.sock.rx_now();
     }
 
     /// Pushes what sends with `more` left queued in the socket. Process

@@ -178,6 +178,9 @@ pub(crate) struct Engine {
     /// The last SQ WQE TX took asks for a completion: its poster is likely
     /// to wait for it (a doorbell then answers a loopback peer inline).
     waited: AtomicBool,
+    /// The stream's callback left received bytes to the work item
+    /// (`StreamConsumer::rx_defer`); its next run reads them.
+    rx_queued: AtomicBool,
     #[pin]
     shared: IrqSpinLock<Shared>,
     #[pin]
@@ -211,6 +214,11 @@ impl WorkItem for Engine {
 
     fn run(this: Arc<Engine>) {
         let drain = this.begin_inline();
+        // Received bytes first: what they cause (a Read Response to send,
+        // ORD room) is then sent by this run, or by the drain after it.
+        if this.rx_queued.swap(false, Ordering::AcqRel) {
+            this.stream.rx_now();
+        }
         this.tx_run();
         this.unbusy();
         if drain {
@@ -284,6 +292,7 @@ impl Engine {
                 inbound: AtomicU32::new(0),
                 tx_cpu: NEXT_TX_CPU.fetch_add(1, Ordering::Relaxed),
                 waited: AtomicBool::new(false),
+                rx_queued: AtomicBool::new(false),
                 shared <- crate::new_irq_spinlock!(shared, "rsiw_engine_shared"),
                 rx <- crate::new_irq_spinlock!(rx_state, "rsiw_engine_rx"),
                 tx <- new_mutex!(tx_state, "rsiw_engine_tx"),
@@ -414,6 +423,10 @@ impl StreamConsumer for Conn {
         self.eng.rx(data)
     }
 
+    fn rx_defer(&self) -> bool {
+        self.eng.rx_defer()
+    }
+
     fn write_space(&self) {
         self.eng.kick();
     }
@@ -444,6 +457,26 @@ impl Engine {
             }
             inline::Deferred::No => self.requeue_kick(),
         }
+    }
+
+    /// Received bytes for the work item, queued on the softirq's CPU
+    /// unless it is queued already (`StreamConsumer::rx_defer`); false, for
+    /// the softirq to read them itself, once the engine stopped.
+    fn rx_defer(self: &Arc<Self>) -> bool {
+        // As `kick`: counted before `stopped` is checked.
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        if self.stopped.load(Ordering::SeqCst) {
+            self.busy.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        // Before the work is queued: a run queued or started after this
+        // store reads the bytes (one already past its `swap` is queued
+        // again, since it is no longer pending).
+        self.rx_queued.store(true, Ordering::Release);
+        if wq::enqueue_rx(self.clone()).is_err() {
+            self.busy.fetch_sub(1, Ordering::SeqCst);
+        }
+        true
     }
 
     /// Another inbound Read or Atomic Request may be accepted (IRD).

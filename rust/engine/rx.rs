@@ -664,7 +664,8 @@ impl Sink<'_> {
 }
 
 impl Engine {
-    /// `StreamConsumer::rx` (softirq, socket lock held): parses and places
+    /// `StreamConsumer::rx` (softirq, or the work item for a bulk the
+    /// softirq left to it; socket lock held): parses and places
     /// everything; returns `data.len()`. `data` is one piece of a received
     /// `sk_buff` (its linear part or one fragment): the payload in it is
     /// copied once, straight into the target pages, under one RX lock hold

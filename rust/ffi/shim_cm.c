@@ -45,6 +45,10 @@ static bool draft_swap;
 module_param(draft_swap, bool, 0644);
 MODULE_PARM_DESC(draft_swap, "Also execute the Atomic Swap of draft-ietf-storm-rdma-ext-03 (AOpCode 0x1) as responder; RFC 7306 dropped it, so by default it is an unsupported AOpCode and ends the stream with a Terminate. Applies to connections established afterwards");
 
+static unsigned int rx_defer_bytes = 32768;
+module_param(rx_defer_bytes, uint, 0644);
+MODULE_PARM_DESC(rx_defer_bytes, "Received octets waiting on a connection from which the network softirq leaves their parsing and placement to the connection's work item (same CPU, high priority), which then takes all that queued in one pass; fewer are placed in the softirq (0: always in the softirq)");
+
 static unsigned int qp_conn_port = 4792;
 module_param(qp_conn_port, uint, 0444);
 MODULE_PARM_DESC(qp_conn_port, "TCP port of each device's listener for QPs connected from modify_qp (an address vector and a destination QP number at RTR, as ibv_rc_pingpong and perftest without -R do; the listener is made at the first such RTR); 0: no listener, such QPs refuse RTR (default 4792)");
@@ -544,6 +548,22 @@ static int rsiw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	return done;
 }
 
+/* In the network softirq, a bulk of received octets is left to the
+ * connection's work item (rsiw_shim_sock_rx, queued on this CPU): the
+ * softirq returns at once to what it interrupted (over loopback, the sender
+ * of those octets), and the work item parses and places all that queued
+ * meanwhile in one pass, with the socket owned. A few octets (a
+ * latency-bound exchange) are placed here, without a wakeup.
+ */
+static bool rsiw_stream_rx_defer(struct sock *sk, const void *ctx)
+{
+	unsigned int bulk = READ_ONCE(rx_defer_bytes);
+
+	return bulk && in_serving_softirq() &&
+	       tcp_inq(sk) >= (int)min(bulk, (unsigned int)INT_MAX) &&
+	       rsiw_rust_stream_rx_defer(ctx);
+}
+
 /* Connected stream: bytes arrived. Softirq, or process context from
  * release_sock(); always with the socket owned and bottom halves off.
  */
@@ -553,9 +573,17 @@ static void rsiw_stream_data_ready(struct sock *sk)
 
 	read_lock_bh(&sk->sk_callback_lock);
 	rd.arg.data = (void *)rsiw_get_ctx(sk);
-	if (rd.arg.data)
+	if (rd.arg.data && !rsiw_stream_rx_defer(sk, rd.arg.data))
 		tcp_read_sock(sk, &rd, rsiw_rx_actor);
 	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Hands what is queued to @ctx now (the socket owned, as for data_ready). */
+static void rsiw_stream_read(struct sock *sk, const void *ctx)
+{
+	read_descriptor_t rd = { .count = 1, .arg.data = (void *)ctx };
+
+	tcp_read_sock(sk, &rd, rsiw_rx_actor);
 }
 
 static void rsiw_stream_write_space(struct sock *sk)
@@ -582,7 +610,12 @@ static void rsiw_stream_state_change(struct sock *sk)
 	if (ctx) {
 		switch (sk->sk_state) {
 		case TCP_CLOSE_WAIT:
-			/* The peer's FIN: an orderly close. */
+			/* The peer's FIN: an orderly close, after what the peer
+			 * sent before it. That may be queued still: left to the
+			 * work item (rsiw_stream_rx_defer), or in the FIN's own
+			 * segment, which tcp_fin() reports before data_ready.
+			 */
+			rsiw_stream_read(sk, ctx);
 			rsiw_rust_stream_closed(ctx, false);
 			break;
 		case TCP_CLOSE:
@@ -635,6 +668,15 @@ void rsiw_shim_sock_unwatch(struct socket *s,
 	sk->sk_state_change = saved->state_change;
 	rcu_assign_sk_user_data(sk, NULL);
 	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+void rsiw_shim_sock_rx(struct socket *s)
+{
+	struct sock *sk = s->sk;
+
+	lock_sock(sk);
+	rsiw_stream_data_ready(sk);
+	release_sock(sk);
 }
 
 void rsiw_shim_sock_drain(struct socket *s)

@@ -122,6 +122,7 @@ void rsiw_shim_sock_watch(struct socket *s, const void *ctx,
 void rsiw_shim_sock_unwatch(struct socket *s,
 			    const struct rsiw_sk_saved *saved);
 void rsiw_shim_sock_drain(struct socket *s);
+void rsiw_shim_sock_rx(struct socket *s);
 
 /* --- iw_cm (rust/ffi/iwcm.rs) --- */
 void rsiw_shim_iw_id_get(struct iw_cm_id *id);
@@ -134,6 +135,7 @@ int rsiw_shim_iw_event(struct iw_cm_id *id, enum iw_cm_event_type type,
 void rsiw_rust_listen_ready(const void *ctx);
 size_t rsiw_rust_stream_rx(const void *ctx, const u8 *data, size_t len);
 void rsiw_rust_stream_write_space(const void *ctx);
+bool rsiw_rust_stream_rx_defer(const void *ctx);
 void rsiw_rust_stream_closed(const void *ctx, bool abortive);
 void rsiw_rust_handshake_event(const void *ctx);
 void rsiw_rust_deadline_fired(unsigned int kind, const void *ctx);

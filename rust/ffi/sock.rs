@@ -283,6 +283,15 @@ impl Socket {
         unsafe { bindings::rsiw_shim_sock_mss(self.ptr.as_ptr()) }
     }
 
+    /// Reads what a stream watch's callback left queued
+    /// ([`crate::stream::StreamConsumer::rx_defer`]) and hands it to the
+    /// watch's consumer, in this (sleepable process) context.
+    pub(crate) fn rx_now(&self) {
+        // SAFETY: `self` is live; the shim takes the socket lock, and its
+        // callback finds no context if the watch is gone.
+        unsafe { bindings::rsiw_shim_sock_rx(self.ptr.as_ptr()) }
+    }
+
     /// The raw socket, for the shim's address queries.
     pub(crate) fn as_ptr(&self) -> *mut bindings::socket {
         self.ptr.as_ptr()

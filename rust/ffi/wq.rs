@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! Queueing a connection's TX work item on the CPU `shim_wq.c` chooses.
+//! Queueing a connection's work item on the CPU `shim_wq.c` chooses.
 
 use super::bindings;
 use kernel::{
@@ -17,4 +17,15 @@ where
     // once and returns its result (false only if already pending); `T` is
     // `Send` and `'static`, so the work may run on any CPU, at any time.
     unsafe { w.__enqueue(|work| bindings::rsiw_shim_queue_tx_work(work, hint)) }
+}
+
+/// Queues `w` on the calling CPU's high-priority pool, for received bytes
+/// the network softirq left to it (`shim_wq.c` says why this CPU). `Err(w)`
+/// if it is queued already.
+pub(crate) fn enqueue_rx<T>(w: Arc<T>) -> Result<(), Arc<T>>
+where
+    T: WorkItem<Pointer = Arc<T>> + HasWork<T> + Send + Sync + 'static,
+{
+    // SAFETY: as in `enqueue_tx`.
+    unsafe { w.__enqueue(|work| bindings::rsiw_shim_queue_rx_work(work)) }
 }

@@ -234,6 +234,20 @@ unsafe extern "C" fn rsiw_rust_stream_write_space(ctx: *const c_void) {
     a.write_space();
 }
 
+/// A bulk of bytes arrived on a stream (softirq): true if the consumer's
+/// work item will read them (through `Stream::rx_now`), false to read them
+/// in this softirq.
+///
+/// # Safety
+///
+/// `ctx` is the `Arc<Attached>` a watch installed.
+#[no_mangle]
+unsafe extern "C" fn rsiw_rust_stream_rx_defer(ctx: *const c_void) -> bool {
+    // SAFETY: as in `rsiw_rust_listen_ready`.
+    let a = unsafe { <Arc<Attached> as ForeignOwnable>::borrow(ctx) };
+    a.rx_defer()
+}
+
 /// A stream closed (peer FIN, or RST/error if `abortive`). Softirq or process.
 ///
 /// # Safety
