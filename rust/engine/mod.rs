@@ -181,6 +181,11 @@ pub(crate) struct Engine {
     /// The stream's callback left received bytes to the work item
     /// (`StreamConsumer::rx_defer`); its next run reads them.
     rx_queued: AtomicBool,
+    /// The last segment received carried a bulk of payload
+    /// (`rx::BULK_PAYLOAD`): only such a stream's queued octets are left to
+    /// the work item, so that many connections of small messages do not
+    /// each keep a receive queue waiting for it.
+    rx_bulk: AtomicBool,
     #[pin]
     shared: IrqSpinLock<Shared>,
     #[pin]
@@ -293,6 +298,7 @@ impl Engine {
                 tx_cpu: NEXT_TX_CPU.fetch_add(1, Ordering::Relaxed),
                 waited: AtomicBool::new(false),
                 rx_queued: AtomicBool::new(false),
+                rx_bulk: AtomicBool::new(false),
                 shared <- crate::new_irq_spinlock!(shared, "rsiw_engine_shared"),
                 rx <- crate::new_irq_spinlock!(rx_state, "rsiw_engine_rx"),
                 tx <- new_mutex!(tx_state, "rsiw_engine_tx"),
@@ -461,8 +467,12 @@ impl Engine {
 
     /// Received bytes for the work item, queued on the softirq's CPU
     /// unless it is queued already (`StreamConsumer::rx_defer`); false, for
-    /// the softirq to read them itself, once the engine stopped.
+    /// the softirq to read them itself, if the stream carries small
+    /// segments (`rx_bulk`) or the engine stopped.
     fn rx_defer(self: &Arc<Self>) -> bool {
+        if !self.rx_bulk.load(Ordering::Relaxed) {
+            return false;
+        }
         // As `kick`: counted before `stopped` is checked.
         self.busy.fetch_add(1, Ordering::SeqCst);
         if self.stopped.load(Ordering::SeqCst) {

@@ -38,6 +38,13 @@ const PER_FPDU: usize = 4;
 // A queue takes several FPDUs' actions before the parser stops for it.
 const _: () = assert!(DEFER >= 4 * PER_FPDU);
 
+/// A segment with this much payload or more makes the stream a bulk one,
+/// whose queued octets the softirq may leave to the work item
+/// (`Engine::rx_defer`); a smaller one makes it a stream of small
+/// messages again, placed in the softirq. Large FPDUs and RFC FPDUs at a
+/// jumbo MTU are bulk; RFC FPDUs at an Ethernet MTU are not.
+const BULK_PAYLOAD: u16 = 16 * 1024;
+
 /// Work the sink defers until the RX lock is released.
 enum Action {
     /// A receive WQE is complete.
@@ -564,6 +571,10 @@ impl RxSink for Sink<'_> {
 
     fn segment_end(&mut self, end: &SegmentEnd) -> Result<(), TermCause> {
         self.eng.ctr.fpdu_rcvd(end.opcode, end.last);
+        let bulk = end.payload_len >= BULK_PAYLOAD;
+        if self.eng.rx_bulk.load(Ordering::Relaxed) != bulk {
+            self.eng.rx_bulk.store(bulk, Ordering::Relaxed);
+        }
         self.ctx.seg = Seg::None;
         let pending = core::mem::replace(&mut self.ctx.pending, Pending::None);
         let r = match (end.opcode, end.ddp) {

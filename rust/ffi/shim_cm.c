@@ -47,7 +47,7 @@ MODULE_PARM_DESC(draft_swap, "Also execute the Atomic Swap of draft-ietf-storm-r
 
 static unsigned int rx_defer_bytes = 32768;
 module_param(rx_defer_bytes, uint, 0644);
-MODULE_PARM_DESC(rx_defer_bytes, "Received octets waiting on a connection from which the network softirq leaves their parsing and placement to the connection's work item (same CPU, high priority), which then takes all that queued in one pass; fewer are placed in the softirq (0: always in the softirq)");
+MODULE_PARM_DESC(rx_defer_bytes, "Received octets waiting on a connection that carries large segments (16 KiB of payload or more) from which the network softirq leaves their parsing and placement to the connection's work item (same CPU, high priority), which then takes all that queued in one pass; fewer, or small segments, are placed in the softirq (0: always in the softirq)");
 
 static unsigned int qp_conn_port = 4792;
 module_param(qp_conn_port, uint, 0444);
@@ -553,7 +553,8 @@ static int rsiw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
  * softirq returns at once to what it interrupted (over loopback, the sender
  * of those octets), and the work item parses and places all that queued
  * meanwhile in one pass, with the socket owned. A few octets (a
- * latency-bound exchange) are placed here, without a wakeup.
+ * latency-bound exchange), or a stream of small segments, are placed here,
+ * without a wakeup (the consumer says which: Engine::rx_defer).
  */
 static bool rsiw_stream_rx_defer(struct sock *sk, const void *ctx)
 {
