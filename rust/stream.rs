@@ -23,8 +23,8 @@ pub(crate) trait StreamConsumer: Send + Sync {
     /// rest stays queued in the socket until the next data-ready).
     fn rx(&self, data: &[u8]) -> usize;
     /// A bulk of bytes is queued (softirq): true if the consumer reads them
-    /// later, from process context on another CPU, with [`Stream::rx_now`];
-    /// false to have them handed to `rx` now.
+    /// later, from its work item (process context), with
+    /// [`Stream::rx_now`]; false to have them handed to `rx` now.
     fn rx_defer(&self) -> bool;
     /// Send space is available again after `send` returned `EAGAIN` or short.
     fn write_space(&self);
