@@ -16,7 +16,7 @@
 //! process context, or a softirq that interrupted it on its CPU) are taken
 //! here; every other kick goes to the workqueue as before.
 
-use super::Engine;
+use super::{tx::Runner, Engine};
 use crate::ffi::lock::IrqSpinLock;
 use core::sync::atomic::Ordering;
 use kernel::{prelude::*, sync::Arc};
@@ -115,7 +115,7 @@ impl Engine {
     /// Runs the TX of the engines kicked meanwhile (and those they kick in
     /// turn), then stops draining; with `run` false, queues them instead.
     /// Process context, no locks held.
-    pub(super) fn drain_inline(&self, run: bool) {
+    pub(super) fn drain_inline(&self, run: bool, by: Runner) {
         let dev = &self.inline.inner;
         let mut runs = if run { 0 } else { MAX_RUNS };
         loop {
@@ -136,7 +136,7 @@ impl Engine {
                 (next, last)
             };
             if let Some(e) = next {
-                e.run_deferred_kick();
+                e.run_deferred_kick(by);
             }
             if last {
                 break;
@@ -152,9 +152,9 @@ impl Engine {
 
     /// A kick taken by the drainer: TX runs here, then its `busy` count
     /// ends.
-    fn run_deferred_kick(self: &Arc<Self>) {
+    fn run_deferred_kick(self: &Arc<Self>, by: Runner) {
         if !self.stopped.load(Ordering::SeqCst) {
-            self.tx_run();
+            self.tx_run(by);
         }
         self.unbusy();
     }

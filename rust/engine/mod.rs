@@ -40,6 +40,7 @@ use kernel::{
     workqueue::{Work, WorkItem},
 };
 use local::Local;
+use tx::Runner;
 
 /// What the MPA exchange negotiated for the stream (RFC 5044 §7.1, RFC 6581).
 #[derive(Clone, Copy, Debug)]
@@ -224,10 +225,10 @@ impl WorkItem for Engine {
         if this.rx_queued.swap(false, Ordering::AcqRel) {
             this.stream.rx_now();
         }
-        this.tx_run();
+        this.tx_run(Runner::Worker);
         this.unbusy();
         if drain {
-            this.drain_inline(true);
+            this.drain_inline(true, Runner::Worker);
         }
     }
 }
@@ -494,9 +495,10 @@ impl Engine {
         self.inbound.load(Ordering::Acquire) < self.params.ird
     }
 
-    /// A TX run spent its budget: the work item goes on with the rest
-    /// later, from the workqueue (never inline: that would run it again in
-    /// the same context).
+    /// A TX run spent its budget, or a poster's run sent its share
+    /// (`tx::POSTER_BYTES`): the work item goes on with the rest later, from
+    /// the workqueue (never inline: that would run it again in the same
+    /// context).
     fn requeue_tx(self: &Arc<Self>) {
         self.busy.fetch_add(1, Ordering::SeqCst);
         if self.stopped.load(Ordering::SeqCst) {
@@ -515,10 +517,12 @@ impl Engine {
 
     /// Runs TX in the calling (sleepable process) context, and the TX that
     /// this causes on the device (`inline`). Counted in `busy` like the work
-    /// item, so `quiesce` waits for it as well. A poster that is not waiting
-    /// (the last WQE TX took was unsignaled) or has Reads or Atomics
-    /// outstanding gets the work item instead, on another CPU: it goes on
-    /// posting while that CPU sends, and the next posts ring no doorbell.
+    /// item, so `quiesce` waits for it as well. Up to `tx::POSTER_BYTES`
+    /// go from here; a bulk rest goes to the work item. A poster that is
+    /// not waiting (the last WQE TX took was unsignaled) or has Reads or
+    /// Atomics outstanding gets the work item instead, on another CPU: it
+    /// goes on posting while that CPU sends, and the next posts ring no
+    /// doorbell.
     fn tx_direct(self: &Arc<Self>) {
         if !self.waited.load(Ordering::Relaxed) || !self.shared.lock().orq.is_empty() {
             self.qp.sq_unpark();
@@ -528,13 +532,13 @@ impl Engine {
         self.busy.fetch_add(1, Ordering::SeqCst);
         let drain = self.begin_inline();
         if !self.stopped.load(Ordering::SeqCst) {
-            self.tx_run();
+            self.tx_run(Runner::Poster);
         }
         self.unbusy();
         if drain {
             // A poster streaming unsignaled WRs is not waiting: leave the
             // peer's answer to the workqueue, so that further posts batch up.
-            self.drain_inline(self.waited.load(Ordering::Relaxed));
+            self.drain_inline(self.waited.load(Ordering::Relaxed), Runner::Poster);
         }
     }
 

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rsiw TX work placement. Each connection's TX work runs on a CPU chosen from
- * its hint (connections are spread over the online CPUs, as siw spreads its
- * QPs over per-CPU TX threads), but never on the CPU that queues it while
- * another is online: the queuing CPU is the one running the poster or the
- * receive softirq, which would otherwise have to be preempted first. The
- * high-priority pool lets the TX work run ahead of a busy-polling consumer
- * on that CPU, as the receive softirq does.
+ * rsiw TX work placement. A kick from a poster (its doorbell) or from a
+ * softirq that interrupted one queues the TX work on a CPU chosen from the
+ * connection's hint (connections are spread over the online CPUs, as siw
+ * spreads its QPs over per-CPU TX threads), but never on the calling CPU
+ * while another is online: that CPU runs the poster, which would otherwise
+ * have to be preempted first. A kick from a worker (the TX work itself, or
+ * the receive and socket callbacks that run in a worker's softirq over
+ * loopback: write space, a Read Response to send) stays on the worker's
+ * CPU, where the connection's kernel work already runs; sending it to
+ * another CPU would land it on the CPU of the busy-polling consumers (with
+ * two CPUs, always) and bounce the stream between the two (performance.md,
+ * run AH). The high-priority pool lets the TX work run ahead of a
+ * busy-polling consumer on its CPU, as the receive softirq does.
  */
 #include <linux/cpumask.h>
+#include <linux/sched.h>
 #include <linux/smp.h>
 #include <linux/workqueue.h>
 #include "shim.h"
@@ -20,6 +27,9 @@ bool rsiw_shim_queue_tx_work(struct work_struct *w, unsigned int hint)
 
 	if (n < 2)
 		return queue_work(system_highpri_wq, w);
+	/* A worker, or a softirq over one: stay (bound workers do not move). */
+	if (current->flags & PF_WQ_WORKER)
+		return queue_work_on(raw_smp_processor_id(), system_highpri_wq, w);
 	cpu = cpumask_nth(hint % n, cpu_online_mask);
 	/* A hint only: the CPU may change right after this read. */
 	if (cpu == raw_smp_processor_id())

@@ -8,7 +8,8 @@ use kernel::{
 };
 
 /// Queues `w` on the high-priority pool of a CPU chosen from `hint`, never
-/// the calling CPU if another is online. `Err(w)` if it is queued already.
+/// the calling CPU if another is online, unless the caller is a worker
+/// (then on its CPU; `shim_wq.c` says why). `Err(w)` if it is queued already.
 pub(crate) fn enqueue_tx<T>(w: Arc<T>, hint: u32) -> Result<(), Arc<T>>
 where
     T: WorkItem<Pointer = Arc<T>> + HasWork<T> + Send + Sync + 'static,

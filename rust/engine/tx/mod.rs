@@ -46,6 +46,15 @@ const COALESCE_ROOM: usize = 4096;
 /// (`grow_wire`): a QP that only sends small or zero-copy messages keeps
 /// 2 KiB, not the 64 KiB and more that a loopback MTU's MULPDU needs.
 const WIRE_START: usize = 2048;
+/// Octets a TX run in a poster's system call sends before it hands the rest
+/// to the work item (checked when an FPDU has gone out, so at least one
+/// goes, small ones coalesced behind it). A message of this size or less
+/// (a latency test's, an Atomic's) is sent before the doorbell returns, with
+/// no work-item hop; a bulk stream moves to the work item, on another CPU
+/// (`shim_wq.c`), and the loopback receive it causes runs there, not on the
+/// poster's CPU, where it would wait for the poster or keep it from posting.
+/// As `rx::BULK_PAYLOAD`.
+const POSTER_BYTES: usize = 16 * 1024;
 /// FPDUs framed and SQ WQEs taken per TX run at most; then the run requeues
 /// itself. A consumer posting without end (local operations complete at
 /// once, and need no socket space) must not keep one worker, or the
@@ -176,6 +185,16 @@ pub(super) struct TxState {
     yielded: bool,
 }
 
+/// Who runs TX.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Runner {
+    /// The connection's work item.
+    Worker,
+    /// A poster's system call: the doorbell (`Engine::tx_direct`) and the
+    /// TX it then drains (`inline`); sends `POSTER_BYTES`, then hands over.
+    Poster,
+}
+
 /// What `Engine::step` found.
 enum Step {
     /// Nothing may be sent now.
@@ -296,10 +315,11 @@ impl TxState {
 impl Engine {
     /// The TX work: sends what is queued until the socket is full, nothing
     /// is left, or the stream closes.
-    pub(super) fn tx_run(self: &Arc<Self>) {
+    pub(super) fn tx_run(self: &Arc<Self>, by: Runner) {
         let mut tx = self.tx.lock();
         tx.budget = TX_BUDGET;
         tx.yielded = false;
+        let mut sent = 0usize;
         loop {
             // An abortive close does not wait for a socket that may never
             // drain: RST at once, whatever is half sent. A Terminate still to
@@ -331,6 +351,7 @@ impl Engine {
                     Ok((n, more)) if n > 0 => {
                         self.ctr.add(Counter::SentOctets, n as u64);
                         tx.sent = tx.sent.saturating_add(n).min(tx.fpdu_len());
+                        sent = sent.saturating_add(n);
                         tx.corked = more;
                         continue;
                     }
@@ -374,6 +395,12 @@ impl Engine {
                 return self.requeue_tx();
             }
             match self.next_fpdu(&mut tx, false) {
+                // The work item sends the FPDU just built, and the rest.
+                Next::Built if by == Runner::Poster && sent >= POSTER_BYTES => {
+                    self.uncork(&mut tx);
+                    drop(tx);
+                    return self.requeue_tx();
+                }
                 Next::Built => self.coalesce(&mut tx),
                 Next::Idle => {
                     self.uncork(&mut tx);
