@@ -127,9 +127,14 @@ fn send_wqe(sqe: &awqe::Sqe, max_sge: u32, max_inline: u32) -> Result<SendWqe, B
         inline,
         remote_addr: sqe.remote_addr,
         rkey: sqe.rkey,
-        inv_rkey: sqe.inv_rkey,
-        imm: sqe.imm,
-        atomic: sqe.atomic,
+        inv_rkey: sqe.inv_rkey(),
+        // A bind's access rights travel where WriteImm's data does.
+        imm: if op == awqe::SqOpcode::BindMw {
+            u64::from(sqe.mw_access())
+        } else {
+            sqe.imm()
+        },
+        atomic: sqe.atomic(),
         ..SendWqe::default()
     };
     if inline {
@@ -138,7 +143,7 @@ fn send_wqe(sqe: &awqe::Sqe, max_sge: u32, max_inline: u32) -> Result<SendWqe, B
             .get_mut(..data.len())
             .ok_or(bad(WcStatus::LocLenErr))?
             .copy_from_slice(data);
-        w.inline_len = sqe.inline_len;
+        w.inline_len = u32::from(sqe.inline_len);
         return Ok(w);
     }
     w.sge = sges(sqe.num_sge, max_sge, |i| sqe.sge(i)).ok_or(bad(WcStatus::LocQpOpErr))?;

@@ -249,7 +249,7 @@ unsafe extern "C" fn wr_send(x: *mut sys::ibv_qp_ex) {
 
 unsafe extern "C" fn wr_send_inv(x: *mut sys::ibv_qp_ex, rkey: u32) {
     // SAFETY: inside a batch.
-    unsafe { begin(x, SqOpcode::SendInv, |s| s.inv_rkey = rkey) }
+    unsafe { begin(x, SqOpcode::SendInv, |s| s.set_inv_rkey(rkey)) }
 }
 
 unsafe extern "C" fn wr_rdma_write(x: *mut sys::ibv_qp_ex, rkey: u32, addr: u64) {
@@ -269,7 +269,7 @@ unsafe extern "C" fn wr_rdma_write_imm(x: *mut sys::ibv_qp_ex, rkey: u32, addr: 
             s.rkey = rkey;
             s.remote_addr = addr;
             // Network order in, RFC 7306's 64-bit field (low half) out.
-            s.imm = u64::from(u32::from_be(imm));
+            s.set_imm(u64::from(u32::from_be(imm)));
         })
     }
 }
@@ -296,7 +296,7 @@ unsafe extern "C" fn wr_atomic_cmp_swp(
         begin(x, SqOpcode::CmpSwap, |s| {
             s.rkey = rkey;
             s.remote_addr = addr;
-            s.atomic = [swap, compare, 0, 0];
+            s.set_atomic([swap, compare, 0, 0]);
         })
     }
 }
@@ -307,14 +307,14 @@ unsafe extern "C" fn wr_atomic_fetch_add(x: *mut sys::ibv_qp_ex, rkey: u32, addr
         begin(x, SqOpcode::FetchAdd, |s| {
             s.rkey = rkey;
             s.remote_addr = addr;
-            s.atomic = [add, 0, 0, 0];
+            s.set_atomic([add, 0, 0, 0]);
         })
     }
 }
 
 unsafe extern "C" fn wr_local_inv(x: *mut sys::ibv_qp_ex, rkey: u32) {
     // SAFETY: inside a batch.
-    unsafe { begin(x, SqOpcode::LocalInv, |s| s.inv_rkey = rkey) }
+    unsafe { begin(x, SqOpcode::LocalInv, |s| s.set_inv_rkey(rkey)) }
 }
 
 unsafe extern "C" fn wr_bind_mw(

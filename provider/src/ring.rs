@@ -186,8 +186,14 @@ mod test {
     #[test]
     fn geometry_checks() {
         assert_eq!(check_geometry(8, 8192, SQE_SIZE), Some((8, 8192)));
-        assert_eq!(check_geometry(8, 256 + 8 * 192, SQE_SIZE), Some((8, 1792)));
-        assert_eq!(check_geometry(8, 256 + 8 * 192 - 1, SQE_SIZE), None);
+        assert_eq!(
+            check_geometry(8, 256 + 8 * SQE_SIZE as u64, SQE_SIZE),
+            Some((8, 1280))
+        );
+        assert_eq!(
+            check_geometry(8, 256 + 8 * SQE_SIZE as u64 - 1, SQE_SIZE),
+            None
+        );
         assert_eq!(check_geometry(6, 1 << 20, SQE_SIZE), None);
         assert_eq!(check_geometry(0, 1 << 20, CQE_SIZE), None);
         assert_eq!(check_geometry(1 << 31, u64::MAX, CQE_SIZE), None);

@@ -55,13 +55,13 @@ fn atomic_sqe(
         flags: dv_flags(flags)?,
         remote_addr: remote.0,
         rkey: remote.1,
-        atomic,
         num_sge: 1,
         ..Default::default()
     };
     if !sqe.set_sge(0, local) {
         return Err(EINVAL);
     }
+    sqe.set_atomic(atomic);
     Ok(sqe)
 }
 
@@ -130,7 +130,7 @@ pub fn write_imm64_sqe(
         flags: dv_flags(flags)?,
         remote_addr: raddr,
         rkey,
-        imm,
+        ex: imm,
         num_sge: sges.len() as u8,
         ..Default::default()
     };
@@ -397,7 +397,7 @@ mod test {
         )
         .unwrap();
         assert_eq!(s.opcode, SqOpcode::MaskedFetchAdd as u8);
-        assert_eq!(s.atomic, [5, 0, 0, 0x8000_0000]);
+        assert_eq!(s.atomic(), [5, 0, 0, 0x8000_0000]);
         assert_eq!(
             (s.remote_addr, s.rkey, s.flags, s.num_sge),
             (0x8000, 0x1234_5600, SQE_SIGNALED, 1)
@@ -410,7 +410,7 @@ mod test {
     fn masked_cmp_swp_operand_order() {
         let s = masked_cmp_swp_sqe(1, sge(0, 8, 1), 8, 2, 0xc, 0xcc, 0x5, 0x55, 0).unwrap();
         assert_eq!(s.opcode, SqOpcode::MaskedCmpSwap as u8);
-        assert_eq!(s.atomic, [0x5, 0xc, 0x55, 0xcc]);
+        assert_eq!(s.atomic(), [0x5, 0xc, 0x55, 0xcc]);
         assert_eq!(wr::check_sqe(&s, LIM), Ok(()));
     }
 
@@ -432,7 +432,7 @@ mod test {
         )
         .unwrap();
         assert_eq!(s.opcode, SqOpcode::WriteImm as u8);
-        assert_eq!(s.imm, 0x0102_0304_0506_0708);
+        assert_eq!(s.imm(), 0x0102_0304_0506_0708);
         assert_eq!(s.num_sge, 2);
         assert_eq!(s.sge(1), Some(sge(0x200, 28, 4)));
         assert!(write_imm64_sqe(2, &[sge(0, 1, 1); MAX_SGE + 1], 0, 0, 0, 0).is_err());

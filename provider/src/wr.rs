@@ -132,8 +132,8 @@ pub unsafe fn set_bind(
     // SAFETY: live objects per the requirements.
     let (cur, lkey) = unsafe { ((*mw).rkey, (*info.mr).lkey) };
     sqe.rkey = cur;
-    sqe.inv_rkey = rkey;
-    sqe.imm = u64::from(info.mw_access_flags);
+    sqe.set_inv_rkey(rkey);
+    sqe.set_mw_access(info.mw_access_flags);
     if !sqe.set_sge(
         0,
         Sge {
@@ -177,9 +177,11 @@ pub unsafe fn sqe_from_wr(wr: &sys::ibv_send_wr, lim: Limits) -> Result<Sqe, c_i
     unsafe {
         match opcode {
             SqOpcode::SendInv | SqOpcode::LocalInv => {
-                sqe.inv_rkey = wr.__bindgen_anon_1.invalidate_rkey
+                sqe.set_inv_rkey(wr.__bindgen_anon_1.invalidate_rkey)
             }
-            SqOpcode::WriteImm => sqe.imm = u64::from(u32::from_be(wr.__bindgen_anon_1.imm_data)),
+            SqOpcode::WriteImm => {
+                sqe.set_imm(u64::from(u32::from_be(wr.__bindgen_anon_1.imm_data)))
+            }
             _ => {}
         }
         match opcode {
@@ -192,11 +194,11 @@ pub unsafe fn sqe_from_wr(wr: &sys::ibv_send_wr, lim: Limits) -> Result<Sqe, c_i
                 sqe.remote_addr = a.remote_addr;
                 sqe.rkey = a.rkey;
                 // [swap or add, compare, masks] (rsiw_abi::wqe::Sqe::atomic).
-                sqe.atomic = if opcode == SqOpcode::CmpSwap {
+                sqe.set_atomic(if opcode == SqOpcode::CmpSwap {
                     [a.swap, a.compare_add, 0, 0]
                 } else {
                     [a.compare_add, 0, 0, 0]
-                };
+                });
             }
             _ => {}
         }
@@ -383,8 +385,8 @@ mod test {
         let s = unsafe { sqe_from_wr(&w, LIM) }.unwrap();
         assert_eq!(s.opcode, SqOpcode::BindMw as u8);
         assert_eq!(
-            (s.rkey, s.inv_rkey, s.imm),
-            (0x4207, 0x4208, u64::from(access))
+            (s.rkey, s.inv_rkey(), s.mw_access()),
+            (0x4207, 0x4208, access)
         );
         assert_eq!(s.num_sge, 1);
         assert_eq!(
@@ -428,11 +430,11 @@ mod test {
         w.__bindgen_anon_1.imm_data = u32::from_ne_bytes([1, 2, 3, 4]);
         // SAFETY: no SGEs.
         let s = unsafe { sqe_from_wr(&w, LIM) }.unwrap();
-        assert_eq!(s.imm, 0x0102_0304);
+        assert_eq!(s.imm(), 0x0102_0304);
         let mut w = wr(sys::ibv_wr_opcode_IBV_WR_SEND_WITH_INV, 0, &mut []);
         w.__bindgen_anon_1.invalidate_rkey = 0x77;
         // SAFETY: no SGEs.
-        assert_eq!(unsafe { sqe_from_wr(&w, LIM) }.unwrap().inv_rkey, 0x77);
+        assert_eq!(unsafe { sqe_from_wr(&w, LIM) }.unwrap().inv_rkey(), 0x77);
     }
 
     #[test]
@@ -444,7 +446,7 @@ mod test {
         w.wr.atomic.remote_addr = 0x8000;
         // SAFETY: sg_list points at `sg`.
         let s = unsafe { sqe_from_wr(&w, LIM) }.unwrap();
-        assert_eq!(s.atomic, [9, 5, 0, 0]);
+        assert_eq!(s.atomic(), [9, 5, 0, 0]);
         assert_eq!(s.remote_addr, 0x8000);
         sg[0].length = 4;
         let w = wr(sys::ibv_wr_opcode_IBV_WR_ATOMIC_FETCH_AND_ADD, 0, &mut sg);

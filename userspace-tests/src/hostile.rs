@@ -532,12 +532,12 @@ fn local_hammer(addr: SocketAddrV4) -> Result<bool, String> {
     let mw = ffi::Mw::new(&c1._pd).map_err(io)?;
     let (sq, _) = crate::dv::query_qp(&c1.qp)?;
     let ring = Producer::new(&sq).ok_or("no SQ ring")?;
-    let sqe = Sqe {
+    let mut sqe = Sqe {
         wr_id: 77,
         opcode: SqOpcode::LocalInv as u8,
-        inv_rkey: mw.rkey(),
         ..Sqe::default()
     };
+    sqe.set_inv_rkey(mw.rkey());
     let consumer = ring.consumer;
     let filler = SqFiller {
         ring,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! Work queue elements in the shared rings: the 192-byte send queue element (all
+//! Work queue elements in the shared rings: the 128-byte send queue element (all
 //! RDMAP operations of RFC 5040 §4 and RFC 7306 §4, §5) and the 128-byte receive
 //! queue element.
 //!
@@ -13,8 +13,8 @@ pub const MAX_SGE: usize = 6;
 pub const MAX_INLINE: usize = MAX_SGE * SGE_SIZE;
 /// Size of one [`Sge`].
 pub const SGE_SIZE: usize = 16;
-/// Size of one [`Sqe`].
-pub const SQE_SIZE: usize = 192;
+/// Size of one [`Sqe`] (ABI 3; 192 before).
+pub const SQE_SIZE: usize = 128;
 /// Size of one [`Rqe`].
 pub const RQE_SIZE: usize = 128;
 
@@ -61,7 +61,7 @@ pub enum SqOpcode {
     SendInv = 1,
     /// RDMA Write (RFC 5040 §5.1).
     Write = 2,
-    /// RDMA Write followed by Immediate Data (RFC 7306 §6), `imm` 64 bits.
+    /// RDMA Write followed by Immediate Data (RFC 7306 §6), [`Sqe::imm`] 64 bits.
     WriteImm = 3,
     /// RDMA Read (RFC 5040 §5.2).
     Read = 4,
@@ -73,17 +73,17 @@ pub enum SqOpcode {
     CmpSwap = 7,
     /// Atomic Fetch and Add (RFC 7306 §5.2.1.1).
     FetchAdd = 8,
-    /// Masked Compare and Swap (RFC 7306 §5.2.1.2, masks in `atomic[2..4]`).
+    /// Masked Compare and Swap (RFC 7306 §5.2.1.2, masks in [`Sqe::atomic`] 2 and 3).
     MaskedCmpSwap = 9,
-    /// Masked Fetch and Add (RFC 7306 §5.2.1.1, Add Mask in `atomic[3]`).
+    /// Masked Fetch and Add (RFC 7306 §5.2.1.1, Add Mask in [`Sqe::atomic`] 3).
     MaskedFetchAdd = 10,
     /// Send with 64-bit Immediate Data: reserved, no RFC encoding; the kernel
     /// completes it with an error.
     SendImm = 11,
     /// Bind of a type-2 memory window: `rkey` names the window (its index
-    /// counts, the key byte may be stale), `inv_rkey` is its new rkey (same
-    /// index, the consumer's key byte), SGE 0 the bound range (address,
-    /// length, lkey of a region with MW_BIND), `imm` the window's
+    /// counts, the key byte may be stale), [`Sqe::inv_rkey`] is its new rkey
+    /// (same index, the consumer's key byte), SGE 0 the bound range (address,
+    /// length, lkey of a region with MW_BIND), [`Sqe::mw_access`] the window's
     /// `IBV_ACCESS_REMOTE_*` rights. Completes as [`crate::cqe::CqOpcode::BindMw`].
     BindMw = 12,
 }
@@ -121,7 +121,14 @@ pub const SQE_INLINE: u8 = 1 << 3;
 /// Every [`Sqe::flags`] bit this ABI defines; the kernel rejects others.
 pub const SQE_FLAGS_ALL: u8 = SQE_SIGNALED | SQE_SOLICITED | SQE_FENCE | SQE_INLINE;
 
-/// Send queue element (192 bytes).
+/// Send queue element (128 bytes): a 32-byte header and the payload.
+///
+/// The header's last word, `ex`, holds what one operation needs beyond the
+/// common fields (no operation needs two of these): the 64-bit Immediate
+/// Data of WriteImm ([`Sqe::imm`]), the STag to invalidate of SendInv,
+/// ReadInv and LocalInv ([`Sqe::inv_rkey`]), a BindMw's new rkey and access
+/// rights ([`Sqe::inv_rkey`], [`Sqe::mw_access`]). An Atomic's four operands
+/// follow its one SGE in the payload ([`Sqe::atomic`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sqe {
@@ -133,25 +140,16 @@ pub struct Sqe {
     pub flags: u8,
     /// SGEs used in `payload` (0..=[`MAX_SGE`]); ignored with [`SQE_INLINE`].
     pub num_sge: u8,
-    /// Reserved, zero.
-    pub reserved0: u8,
     /// Bytes of inline data in `payload` with [`SQE_INLINE`] (≤ [`MAX_INLINE`]).
-    pub inline_len: u32,
+    pub inline_len: u8,
+    /// Remote STag of Write/Read/Atomic; the window of BindMw.
+    pub rkey: u32,
     /// Remote address (tagged offset) of Write/Read/Atomic.
     pub remote_addr: u64,
-    /// Remote STag of Write/Read/Atomic.
-    pub rkey: u32,
-    /// STag to invalidate (SendInv at the peer, ReadInv/LocalInv locally).
-    pub inv_rkey: u32,
-    /// Immediate data of WriteImm (RFC 7306 §6: 64 bits; verbs' 32-bit
-    /// `imm_data` travels in the low-order, last four bytes on the wire).
-    pub imm: u64,
-    /// Atomic operands: add or swap data, compare data, swap mask, compare
-    /// mask or (Masked Fetch and Add) Add Mask (RFC 7306 §5.2.1).
-    pub atomic: [u64; 4],
-    /// Reserved, zero.
-    pub reserved1: [u8; 24],
-    /// [`MAX_SGE`] SGEs of 16 bytes, or the inline data.
+    /// The operation's extra word (see the type's description).
+    pub ex: u64,
+    /// [`MAX_SGE`] SGEs of 16 bytes, or the inline data; an Atomic's
+    /// operands behind SGE 0.
     pub payload: [u8; MAX_INLINE],
 }
 
@@ -162,18 +160,20 @@ impl Default for Sqe {
             opcode: 0,
             flags: 0,
             num_sge: 0,
-            reserved0: 0,
             inline_len: 0,
-            remote_addr: 0,
             rkey: 0,
-            inv_rkey: 0,
-            imm: 0,
-            atomic: [0; 4],
-            reserved1: [0; 24],
+            remote_addr: 0,
+            ex: 0,
             payload: [0; MAX_INLINE],
         }
     }
 }
+
+/// Where an Atomic's operands start in [`Sqe::payload`]: behind its one SGE.
+const ATOMIC_AT: usize = SGE_SIZE;
+/// An Atomic's operands: add or swap data, compare data, swap mask, compare
+/// mask or (Masked Fetch and Add) Add Mask (RFC 7306 §5.2.1).
+pub const ATOMIC_OPERANDS: usize = 4;
 
 /// Why an SQE is not a work request rsiw can execute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,6 +229,60 @@ impl Sqe {
         payload_set_sge(&mut self.payload, i, sge)
     }
 
+    /// WriteImm's Immediate Data (RFC 7306 §6: 64 bits; verbs' 32-bit
+    /// `imm_data` travels in the low-order, last four bytes on the wire).
+    pub const fn imm(&self) -> u64 {
+        self.ex
+    }
+
+    /// Sets [`Self::imm`].
+    pub fn set_imm(&mut self, imm: u64) {
+        self.ex = imm;
+    }
+
+    /// The STag to invalidate (SendInv at the peer, ReadInv/LocalInv
+    /// locally); a BindMw's new rkey.
+    pub const fn inv_rkey(&self) -> u32 {
+        self.ex as u32
+    }
+
+    /// Sets [`Self::inv_rkey`], keeping [`Self::mw_access`].
+    pub fn set_inv_rkey(&mut self, rkey: u32) {
+        self.ex = (self.ex & !u64::from(u32::MAX)) | u64::from(rkey);
+    }
+
+    /// A BindMw's `IBV_ACCESS_REMOTE_*` rights.
+    pub const fn mw_access(&self) -> u32 {
+        (self.ex >> 32) as u32
+    }
+
+    /// Sets [`Self::mw_access`], keeping [`Self::inv_rkey`].
+    pub fn set_mw_access(&mut self, access: u32) {
+        self.ex = (self.ex & u64::from(u32::MAX)) | (u64::from(access) << 32);
+    }
+
+    /// An Atomic's operands (native-endian words behind SGE 0).
+    pub fn atomic(&self) -> [u64; ATOMIC_OPERANDS] {
+        let mut out = [0u64; ATOMIC_OPERANDS];
+        for (i, o) in out.iter_mut().enumerate() {
+            let at = ATOMIC_AT + i * 8;
+            if let Some(Ok(b)) = self.payload.get(at..at + 8).map(<[u8; 8]>::try_from) {
+                *o = u64::from_ne_bytes(b);
+            }
+        }
+        out
+    }
+
+    /// Sets [`Self::atomic`].
+    pub fn set_atomic(&mut self, ops: [u64; ATOMIC_OPERANDS]) {
+        for (i, v) in ops.iter().enumerate() {
+            let at = ATOMIC_AT + i * 8;
+            if let Some(dst) = self.payload.get_mut(at..at + 8) {
+                dst.copy_from_slice(&v.to_ne_bytes());
+            }
+        }
+    }
+
     /// Checks that the SQE is a work request rsiw can execute on a QP allowing
     /// `max_sge` SGEs and `max_inline` inline bytes; returns its opcode. The
     /// kernel runs this on its copy of every user SQE, the provider on every
@@ -244,7 +298,7 @@ impl Sqe {
         }
         let carries_data = matches!(op, O::Send | O::SendInv | O::Write | O::WriteImm);
         if self.flags & SQE_INLINE != 0 {
-            let fits = self.inline_len <= max_inline && self.inline_data().is_some();
+            let fits = u32::from(self.inline_len) <= max_inline && self.inline_data().is_some();
             return if carries_data && fits {
                 Ok(op)
             } else {
@@ -274,21 +328,23 @@ impl Sqe {
 
     /// The inline data, `None` if `inline_len` exceeds [`MAX_INLINE`].
     pub fn inline_data(&self) -> Option<&[u8]> {
-        self.payload.get(..self.inline_len as usize)
+        self.payload.get(..usize::from(self.inline_len))
     }
 
     /// Appends `data` to the inline data; `false` (nothing changed) if it does
     /// not fit in [`MAX_INLINE`].
     pub fn push_inline(&mut self, data: &[u8]) -> bool {
-        let start = self.inline_len as usize;
+        let start = usize::from(self.inline_len);
         let Some(end) = start.checked_add(data.len()) else {
+            return false;
+        };
+        let Ok(len) = u8::try_from(end) else {
             return false;
         };
         match self.payload.get_mut(start..end) {
             Some(dst) => {
                 dst.copy_from_slice(data);
-                // end <= MAX_INLINE, fits in u32.
-                self.inline_len = end as u32;
+                self.inline_len = len;
                 true
             }
             None => false,
@@ -346,14 +402,37 @@ mod test {
         assert_eq!(offset_of!(Sqe, opcode), 8);
         assert_eq!(offset_of!(Sqe, flags), 9);
         assert_eq!(offset_of!(Sqe, num_sge), 10);
-        assert_eq!(offset_of!(Sqe, inline_len), 12);
+        assert_eq!(offset_of!(Sqe, inline_len), 11);
+        assert_eq!(offset_of!(Sqe, rkey), 12);
         assert_eq!(offset_of!(Sqe, remote_addr), 16);
-        assert_eq!(offset_of!(Sqe, rkey), 24);
-        assert_eq!(offset_of!(Sqe, inv_rkey), 28);
-        assert_eq!(offset_of!(Sqe, imm), 32);
-        assert_eq!(offset_of!(Sqe, atomic), 40);
-        assert_eq!(offset_of!(Sqe, reserved1), 72);
-        assert_eq!(offset_of!(Sqe, payload), 96);
+        assert_eq!(offset_of!(Sqe, ex), 24);
+        assert_eq!(offset_of!(Sqe, payload), 32);
+        // The header leaves exactly MAX_SGE SGEs of room.
+        assert_eq!(SQE_SIZE - offset_of!(Sqe, payload), MAX_SGE * SGE_SIZE);
+    }
+
+    #[test]
+    fn shared_words_do_not_overlap() {
+        let mut s = Sqe::default();
+        s.set_inv_rkey(0x1234_5678);
+        s.set_mw_access(0x9abc_def0);
+        assert_eq!((s.inv_rkey(), s.mw_access()), (0x1234_5678, 0x9abc_def0));
+        s.set_inv_rkey(7);
+        assert_eq!((s.inv_rkey(), s.mw_access()), (7, 0x9abc_def0));
+        s.set_imm(0x0102_0304_0506_0708);
+        assert_eq!(s.imm(), 0x0102_0304_0506_0708);
+        // Atomic operands behind SGE 0, which keeps its place.
+        let g = Sge {
+            addr: 0x1000,
+            length: 8,
+            lkey: 3,
+        };
+        assert!(s.set_sge(0, g));
+        s.set_atomic([1, 2, u64::MAX, 4]);
+        assert_eq!(s.atomic(), [1, 2, u64::MAX, 4]);
+        assert_eq!(s.sge(0), Some(g));
+        #[cfg(target_endian = "little")]
+        assert_eq!(&s.payload[16..24], &[1, 0, 0, 0, 0, 0, 0, 0]);
     }
 
     #[test]
@@ -404,9 +483,9 @@ mod test {
         assert_eq!(sqe.inline_len, 4);
         assert!(sqe.push_inline(&[9; MAX_INLINE - 4]));
         assert_eq!(sqe.inline_data().map(|d| d.len()), Some(MAX_INLINE));
-        sqe.inline_len = MAX_INLINE as u32 + 1;
+        sqe.inline_len = MAX_INLINE as u8 + 1;
         assert_eq!(sqe.inline_data(), None);
-        sqe.inline_len = u32::MAX;
+        sqe.inline_len = u8::MAX;
         assert_eq!(sqe.inline_data(), None);
     }
 
@@ -485,7 +564,7 @@ mod test {
         let mut huge = sqe(SqOpcode::Send, 0, &[]);
         huge.num_sge = 200;
         assert_eq!(huge.validate(u32::MAX, 96), Err(SqeError::Sges));
-        long.inline_len = u32::MAX;
+        long.inline_len = u8::MAX;
         assert_eq!(long.validate(6, u32::MAX), Err(SqeError::Inline));
     }
 
