@@ -128,7 +128,7 @@ fn send_wqe(sqe: &awqe::Sqe, max_sge: u32, max_inline: u32) -> Result<SendWqe, B
         remote_addr: sqe.remote_addr,
         rkey: sqe.rkey,
         inv_rkey: sqe.inv_rkey(),
-        // A bind's access rights travel where WriteImm's data does.
+        // A bind's access rights: the high half of the shared word.
         imm: if op == awqe::SqOpcode::BindMw {
             u64::from(sqe.mw_access())
         } else {
