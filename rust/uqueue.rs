@@ -16,31 +16,41 @@
 use crate::{
     abi::{cmd, cqe as acqe, ring, wqe as awqe},
     cq::{Cqe, WcFlags, WcOpcode, WcStatus},
-    ffi::{mmap::RingMem, udata::Udata},
+    ffi::{
+        mmap::{RingMem, RingView},
+        udata::Udata,
+    },
     wr::{RecvWqe, SendOp, SendWqe, Sge, MAX_INLINE, MAX_SGE},
 };
 use core::sync::atomic::{fence, Ordering};
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::Arc};
 
-/// One ring: its mapping and its element count (a power of two).
+/// One ring: where it lies in its mapping and its element count (a power
+/// of two).
 struct Ring {
-    mem: RingMem,
+    mem: RingView,
     entries: u32,
 }
 
 impl Ring {
-    /// A zeroed ring of at least `requested` elements (at most `max`).
+    /// A zeroed ring of at least `requested` elements (at most `max`), in a
+    /// mapping of its own.
     fn new(udata: &Udata<'_>, requested: u32, max: u32, elem: usize) -> Result<Self> {
         let entries = ring::ring_entries(requested, max).ok_or(EINVAL)?;
         let bytes = ring::ring_bytes(entries, elem).ok_or(EINVAL)?;
+        let mem = Arc::new(RingMem::new(udata, bytes)?, GFP_KERNEL)?;
         Ok(Self {
-            mem: RingMem::new(udata, bytes)?,
+            mem: mem.view(0).ok_or(EINVAL)?,
             entries,
         })
     }
 
+    /// Byte offset in the mapping of the element at free-running `index`
+    /// (the mapping's accessors check it against its length).
     fn offset(&self, index: u32, elem: usize) -> usize {
-        ring::slot_offset(index, self.entries, elem)
+        self.mem
+            .at()
+            .saturating_add(ring::slot_offset(index, self.entries, elem))
     }
 
     /// The user's producer index, if it is at most a ring ahead of `consumer`
@@ -175,16 +185,14 @@ pub(crate) struct UserSq {
 }
 
 impl UserSq {
-    /// A ring of at least `requested` SQEs (at most `max`). Process context.
     /// Starts idle, so the provider rings the doorbell for the first post.
-    pub(crate) fn new(udata: &Udata<'_>, requested: u32, max: u32, max_sge: u32) -> Result<Self> {
-        let ring = Ring::new(udata, requested, max, awqe::SQE_SIZE)?;
+    fn with_ring(ring: Ring, max_sge: u32) -> Self {
         ring.mem.flags().store(ring::SQ_IDLE, Ordering::Release);
-        Ok(Self {
+        Self {
             ring,
             max_sge,
             max_inline: MAX_INLINE as u32,
-        })
+        }
     }
 
     /// Ring size in SQEs (the QP's `max_send_wr`).
@@ -201,7 +209,7 @@ impl UserSq {
     /// The SQE at free-running index `index`, copied and validated.
     pub(crate) fn fetch(&self, index: u32) -> Result<SendWqe, BadWqe> {
         let off = self.ring.offset(index, awqe::SQE_SIZE);
-        let sqe: awqe::Sqe = self.ring.mem.read(off).ok_or(BadWqe {
+        let sqe: awqe::Sqe = self.ring.mem.mem().read(off).ok_or(BadWqe {
             wr_id: 0,
             status: WcStatus::GeneralErr,
         })?;
@@ -273,7 +281,8 @@ pub(crate) struct UserRq {
 }
 
 impl UserRq {
-    /// A ring of at least `requested` RQEs (at most `max`). Process context.
+    /// An SRQ's ring of at least `requested` RQEs (at most `max`), in a
+    /// mapping of its own. Process context.
     pub(crate) fn new(udata: &Udata<'_>, requested: u32, max: u32, max_sge: u32) -> Result<Self> {
         Ok(Self {
             ring: Ring::new(udata, requested, max, awqe::RQE_SIZE)?,
@@ -305,11 +314,49 @@ impl UserRq {
             return Ok(None);
         }
         let off = self.ring.offset(*head, awqe::RQE_SIZE);
-        let rqe: Option<awqe::Rqe> = self.ring.mem.read(off);
+        let rqe: Option<awqe::Rqe> = self.ring.mem.mem().read(off);
         *head = head.wrapping_add(1);
         self.ring.release(*head);
         recv_wqe(&rqe.ok_or(broken)?, self.max_sge).map(Some)
     }
+}
+
+/// A user QP's rings (process context): an SQ of at least `sq.0` SQEs with
+/// up to `sq.1` SGEs each and, unless the QP uses an SRQ (`rq` is `None`), an
+/// RQ of at least `rq.0` RQEs with up to `rq.1` SGEs, at most `max` elements
+/// each. Both lie in one mapping, the RQ ring behind the SQ ring
+/// ([`ring::qp_rq_offset`]): a QP's rings waste the tail of one page, not
+/// of two.
+pub(crate) fn qp_rings(
+    udata: &Udata<'_>,
+    max: u32,
+    sq: (u32, u32),
+    rq: Option<(u32, u32)>,
+) -> Result<(UserSq, Option<UserRq>)> {
+    let num_sqe = ring::ring_entries(sq.0, max).ok_or(EINVAL)?;
+    let num_rqe = match rq {
+        Some((n, _)) => ring::ring_entries(n, max).ok_or(EINVAL)?,
+        None => 0,
+    };
+    let bytes =
+        ring::qp_ring_bytes(num_sqe, awqe::SQE_SIZE, num_rqe, awqe::RQE_SIZE).ok_or(EINVAL)?;
+    let mem = Arc::new(RingMem::new(udata, bytes)?, GFP_KERNEL)?;
+    let sq_ring = Ring {
+        mem: mem.view(0).ok_or(EINVAL)?,
+        entries: num_sqe,
+    };
+    let rq = match rq {
+        Some((_, max_sge)) => {
+            let at = ring::qp_rq_offset(num_sqe, awqe::SQE_SIZE).ok_or(EINVAL)?;
+            let ring = Ring {
+                mem: mem.view(at).ok_or(EINVAL)?,
+                entries: num_rqe,
+            };
+            Some(UserRq { ring, max_sge })
+        }
+        None => None,
+    };
+    Ok((UserSq::with_ring(sq_ring, sq.1), rq))
 }
 
 /// The ABI opcode of a completion.
@@ -416,7 +463,7 @@ impl UserCq {
             return Err(ENOSPC);
         }
         let off = self.ring.offset(self.tail, acqe::CQE_SIZE);
-        if !mem.write(off, &abi_cqe(cqe)) {
+        if !mem.mem().write(off, &abi_cqe(cqe)) {
             return Err(EINVAL);
         }
         self.tail = self.tail.wrapping_add(1);
@@ -454,22 +501,23 @@ pub(crate) fn cq_resp(cq: &UserCq, cq_id: u32) -> cmd::CreateCqResp {
     cmd::CreateCqResp {
         cq_id,
         num_cqe: cq.ring.entries,
-        cq_key: cq.ring.mem.key(),
-        cq_len: cq.ring.mem.len() as u64,
+        cq_key: cq.ring.mem.mem().key(),
+        cq_len: cq.ring.mem.mem().len() as u64,
     }
 }
 
-/// The create-QP response for a QP with `sq` and, unless it uses an SRQ, `rq`.
+/// The create-QP response for a QP with `sq` and, unless it uses an SRQ, `rq`
+/// (the rings of [`qp_rings`]).
 pub(crate) fn qp_resp(qp_num: u32, sq: &UserSq, rq: Option<&UserRq>) -> cmd::CreateQpResp {
     cmd::CreateQpResp {
         qp_num,
         num_sqe: sq.ring.entries,
         num_rqe: rq.map_or(0, |r| r.ring.entries),
         max_inline: sq.max_inline,
-        sq_key: sq.ring.mem.key(),
-        sq_len: sq.ring.mem.len() as u64,
-        rq_key: rq.map_or(0, |r| r.ring.mem.key()),
-        rq_len: rq.map_or(0, |r| r.ring.mem.len() as u64),
+        key: sq.ring.mem.mem().key(),
+        len: sq.ring.mem.mem().len() as u64,
+        rq_offset: rq.map_or(0, |r| r.ring.mem.at() as u64),
+        reserved: 0,
     }
 }
 
@@ -478,7 +526,7 @@ pub(crate) fn srq_resp(srq: &UserRq) -> cmd::CreateSrqResp {
     cmd::CreateSrqResp {
         num_rqe: srq.ring.entries,
         reserved: 0,
-        srq_key: srq.ring.mem.key(),
-        srq_len: srq.ring.mem.len() as u64,
+        srq_key: srq.ring.mem.mem().key(),
+        srq_len: srq.ring.mem.mem().len() as u64,
     }
 }

@@ -36,7 +36,8 @@ int rsiwdv_is_rsiw_qp(struct ibv_qp *qp);
 /*
  * One of a QP's rings, shared with the kernel: a header (producer, consumer,
  * flags: struct RingHeader of the rsiw ABI, rust/abi/src/ring.rs) followed by
- * entries slots of stride bytes (SQEs or RQEs, rust/abi/src/wqe.rs).
+ * entries slots of stride bytes (SQEs or RQEs, rust/abi/src/wqe.rs). A QP's two
+ * rings lie in one mapping, the receive ring behind the last SQE.
  */
 struct rsiwdv_ring {
 	void *buf;

@@ -121,7 +121,7 @@ mod test {
         assert_eq!(unsafe { CStr::from_ptr(ops.name) }, c"rsiw");
         assert_eq!(
             (ops.match_min_abi_version, ops.match_max_abi_version),
-            (3, 3)
+            (4, 4)
         );
         assert_eq!(table[0].kind, 2, "VERBS_MATCH_MODALIAS");
         // SAFETY: the entry was built with its `modalias` member set.

@@ -14,7 +14,7 @@ use core::ptr::null_mut;
 use core::sync::atomic::AtomicBool;
 use core::sync::atomic::{fence, Ordering};
 use rsiw_abi::ring::SQ_IDLE;
-use rsiw_abi::wqe::{Rqe, Sqe, RQE_SIZE, SQE_SIZE};
+use rsiw_abi::wqe::{Rqe, Sqe};
 use std::sync::{Mutex, MutexGuard};
 
 /// The producer side of the SQ: our index and, for the `ibv_wr_*` API, the
@@ -352,14 +352,8 @@ pub unsafe extern "C" fn create_qp_ex(
     // SAFETY: the context is live.
     let fd = unsafe { (*ibctx).cmd_fd };
     let d = resp.drv;
-    let rings = Ring::map(fd, d.sq_key, d.sq_len, d.num_sqe, SQE_SIZE).and_then(|sq| {
-        let rq = if a.srq.is_null() {
-            Some(Ring::map(fd, d.rq_key, d.rq_len, d.num_rqe, RQE_SIZE)?)
-        } else {
-            None
-        };
-        Ok((sq, rq))
-    });
+    let rq = a.srq.is_null().then_some((d.rq_offset, d.num_rqe));
+    let rings = Ring::map_qp(fd, d.key, d.len, d.num_sqe, rq);
     match rings {
         Ok((sq, rq)) => {
             qp.sq = Some(sq);

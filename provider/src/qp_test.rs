@@ -5,7 +5,7 @@
 use super::*;
 use crate::ring::shared_pair;
 use core::ptr::null_mut;
-use rsiw_abi::wqe::{SqOpcode, SQE_SIGNALED};
+use rsiw_abi::wqe::{SqOpcode, RQE_SIZE, SQE_SIGNALED, SQE_SIZE};
 
 const EINVAL: c_int = sys::EINVAL as c_int;
 const ENOMEM: c_int = sys::ENOMEM as c_int;

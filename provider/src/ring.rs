@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! A ring the kernel shares with the provider (`rsiw_abi::ring`): the mapping of
-//! its `mmap` key on the uverbs fd, the header words, and element slots.
+//! its `mmap` key on the uverbs fd (a QP's SQ and RQ rings share one), the
+//! header words, and element slots.
 
 use crate::sys;
 use core::ffi::{c_int, c_void};
 use core::mem::{offset_of, size_of};
 use core::ptr::{null_mut, NonNull};
 use core::sync::atomic::AtomicU32;
-use rsiw_abi::ring::{ring_bytes, slot_offset, RingHeader, MAX_RING_ENTRIES};
+use rsiw_abi::{
+    ring::{qp_ring_bytes, qp_rq_offset, ring_bytes, slot_offset, RingHeader, MAX_RING_ENTRIES},
+    wqe::{RQE_SIZE, SQE_SIZE},
+};
+use std::sync::Arc;
 
 /// The `(entries, length)` of a ring the kernel described, if they are
 /// consistent: a power-of-two element count and a mapping that holds them.
@@ -22,16 +27,86 @@ pub fn check_geometry(entries: u32, len: u64, elem: usize) -> Option<(u32, usize
     Some((entries, len))
 }
 
+/// The geometry of a QP's rings the kernel described (`CreateQpResp`), if
+/// consistent: the SQ ring at the start of a mapping of `len` bytes and,
+/// with `rq` (its offset and element count; `None` with an SRQ), the RQ
+/// ring where [`qp_rq_offset`] puts it. Returns the mapping's length.
+pub fn check_qp_geometry(num_sqe: u32, len: u64, rq: Option<(u64, u32)>) -> Option<usize> {
+    let len = check_geometry(num_sqe, len, SQE_SIZE)?.1;
+    let num_rqe = match rq {
+        Some((at, n)) => {
+            if usize::try_from(at).ok()? != qp_rq_offset(num_sqe, SQE_SIZE)? {
+                return None;
+            }
+            check_geometry(n, u64::MAX, RQE_SIZE)?;
+            n
+        }
+        None => 0,
+    };
+    (len >= qp_ring_bytes(num_sqe, SQE_SIZE, num_rqe, RQE_SIZE)?).then_some(len)
+}
+
+/// A shared mapping of the uverbs fd: one ring's, or a QP's two rings'.
+///
+/// # Invariants
+///
+/// `base` is a live shared mapping of `len` bytes; it is unmapped only by
+/// `Drop`.
+struct Mapping {
+    base: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain shared memory; the queue locks and the atomics
+// order every access.
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// Maps the `len` bytes the kernel's `key` names; the errno on failure.
+    fn new(cmd_fd: c_int, key: u64, len: usize) -> Result<Arc<Self>, c_int> {
+        let off = sys::__off_t::try_from(key).map_err(|_| sys::EPROTO as c_int)?;
+        // SAFETY: a fresh shared mapping of the uverbs fd; the kernel checks that
+        // `key` and `len` name one of this context's mappings.
+        let p = unsafe {
+            sys::mmap(
+                null_mut(),
+                len,
+                (sys::PROT_READ | sys::PROT_WRITE) as c_int,
+                sys::MAP_SHARED as c_int,
+                cmd_fd,
+                off,
+            )
+        };
+        if p.is_null() || p as isize == -1 {
+            return Err(crate::cmem::errno());
+        }
+        let base = NonNull::new(p.cast::<u8>()).ok_or(sys::ENOMEM as c_int)?;
+        // INVARIANT: just mapped, `len` bytes.
+        Ok(Arc::new(Self { base, len }))
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: our mapping (type invariant), not used after this.
+        unsafe { sys::munmap(self.base.as_ptr().cast::<c_void>(), self.len) };
+    }
+}
+
 /// One mapped ring.
 ///
 /// # Invariants
 ///
-/// `base` is a live shared mapping of `len` bytes holding a [`RingHeader`]
-/// and `entries` (a power of two) elements of `elem` bytes; it is unmapped only
-/// by `Drop`.
+/// `base` points into `map`, at a [`RingHeader`] followed by `entries` (a
+/// power of two) elements of `elem` bytes, all inside the mapping; `base` is
+/// page-aligned or on a cache line behind the elements of another ring
+/// ([`qp_rq_offset`]).
 pub struct Ring {
+    /// Held for its `Drop`: the mapping goes with the last ring in it.
+    _map: Arc<Mapping>,
     base: NonNull<u8>,
-    len: usize,
     entries: u32,
     elem: usize,
 }
@@ -52,30 +127,51 @@ impl Ring {
         elem: usize,
     ) -> Result<Self, c_int> {
         let (entries, len) = check_geometry(entries, len, elem).ok_or(sys::EPROTO as c_int)?;
-        let off = sys::__off_t::try_from(key).map_err(|_| sys::EPROTO as c_int)?;
-        // SAFETY: a fresh shared mapping of the uverbs fd; the kernel checks that
-        // `key` and `len` name one of this context's rings.
-        let p = unsafe {
-            sys::mmap(
-                null_mut(),
-                len,
-                (sys::PROT_READ | sys::PROT_WRITE) as c_int,
-                sys::MAP_SHARED as c_int,
-                cmd_fd,
-                off,
-            )
-        };
-        if p.is_null() || p as isize == -1 {
-            return Err(crate::cmem::errno());
-        }
-        let base = NonNull::new(p.cast::<u8>()).ok_or(sys::ENOMEM as c_int)?;
-        // INVARIANT: mapped with the checked geometry.
+        let map = Mapping::new(cmd_fd, key, len)?;
+        // INVARIANT: the ring starts the mapping, whose length holds it (checked).
         Ok(Self {
-            base,
-            len,
+            base: map.base,
+            _map: map,
             entries,
             elem,
         })
+    }
+
+    /// Maps a QP's rings (`CreateQpResp`): the SQ ring of `num_sqe` SQEs
+    /// and, with `rq` (its offset and element count; `None` with an SRQ), the
+    /// RQ ring, both in the mapping of `key`; the errno on failure.
+    pub fn map_qp(
+        cmd_fd: c_int,
+        key: u64,
+        len: u64,
+        num_sqe: u32,
+        rq: Option<(u64, u32)>,
+    ) -> Result<(Self, Option<Self>), c_int> {
+        let len = check_qp_geometry(num_sqe, len, rq).ok_or(sys::EPROTO as c_int)?;
+        let map = Mapping::new(cmd_fd, key, len)?;
+        let rq = match rq {
+            Some((at, n)) => {
+                let at = usize::try_from(at).map_err(|_| sys::EPROTO as c_int)?;
+                // SAFETY: `at` is the RQ ring's offset, inside the mapping (checked).
+                let base = unsafe { NonNull::new_unchecked(map.base.as_ptr().add(at)) };
+                // INVARIANT: the RQ ring lies at `at` inside the mapping (checked).
+                Some(Self {
+                    _map: map.clone(),
+                    base,
+                    entries: n,
+                    elem: RQE_SIZE,
+                })
+            }
+            None => None,
+        };
+        // INVARIANT: the SQ ring starts the mapping, which holds it (checked).
+        let sq = Self {
+            base: map.base,
+            _map: map,
+            entries: num_sqe,
+            elem: SQE_SIZE,
+        };
+        Ok((sq, rq))
     }
 
     /// Elements in the ring.
@@ -83,7 +179,7 @@ impl Ring {
         self.entries
     }
 
-    /// The mapping's first byte (its header), for `rsiwdv_query_qp`.
+    /// The ring's first byte (its header), for `rsiwdv_query_qp`.
     pub fn base(&self) -> *mut u8 {
         self.base.as_ptr()
     }
@@ -94,9 +190,10 @@ impl Ring {
     }
 
     fn word(&self, offset: usize) -> &AtomicU32 {
-        // SAFETY: the header lies at the start of the mapping (type invariant),
-        // page-aligned, so every u32 field is aligned; the kernel writes these
-        // words concurrently, which atomics allow.
+        // SAFETY: the header lies at `base` inside the mapping, page-aligned or
+        // on a cache line (type invariant), so every u32 field is aligned; the
+        // kernel writes these words concurrently, which atomics allow; `map`
+        // keeps the mapping alive as long as `self`.
         unsafe { &*self.base.as_ptr().add(offset).cast::<AtomicU32>() }
     }
 
@@ -130,7 +227,7 @@ impl Ring {
     pub fn put<T: Copy>(&self, index: u32, v: &T) {
         assert!(size_of::<T>() <= self.elem);
         // SAFETY: in bounds (slot, size checked); element slots are 8-aligned
-        // (page-aligned base, element sizes multiples of 8); the kernel does not
+        // (cache-line base, element sizes multiples of 8); the kernel does not
         // read the slot before the producer index covers it.
         unsafe { self.slot(index).cast::<T>().write_volatile(*v) }
     }
@@ -144,21 +241,10 @@ impl Ring {
     }
 }
 
-impl Drop for Ring {
-    fn drop(&mut self) {
-        // SAFETY: our mapping (type invariant), not used after this.
-        unsafe { sys::munmap(self.base.as_ptr().cast::<c_void>(), self.len) };
-    }
-}
-
-/// Two mappings of one ring in a temporary file: the provider's view and a
-/// stand-in for the kernel's, for host tests of the ring protocol.
+/// A temporary file of `len` bytes, already unlinked, standing in for the
+/// kernel's ring memory in host tests.
 #[cfg(test)]
-pub fn shared_pair(entries: u32, elem: usize) -> (Ring, Ring) {
-    use std::os::fd::AsRawFd;
-    let len = ring_bytes(entries, elem)
-        .expect("ring size")
-        .next_multiple_of(4096);
+fn ring_file(len: u64) -> std::fs::File {
     let path = std::env::temp_dir().join(format!(
         "rsiw-ring-{}-{:?}",
         std::process::id(),
@@ -172,7 +258,19 @@ pub fn shared_pair(entries: u32, elem: usize) -> (Ring, Ring) {
         .open(&path)
         .expect("temp ring file");
     let _ = std::fs::remove_file(&path);
-    f.set_len(len as u64).expect("size the ring file");
+    f.set_len(len).expect("size the ring file");
+    f
+}
+
+/// Two mappings of one ring in a temporary file: the provider's view and a
+/// stand-in for the kernel's, for host tests of the ring protocol.
+#[cfg(test)]
+pub fn shared_pair(entries: u32, elem: usize) -> (Ring, Ring) {
+    use std::os::fd::AsRawFd;
+    let len = ring_bytes(entries, elem)
+        .expect("ring size")
+        .next_multiple_of(4096);
+    let f = ring_file(len as u64);
     let a = Ring::map(f.as_raw_fd(), 0, len as u64, entries, elem).expect("map ring");
     let b = Ring::map(f.as_raw_fd(), 0, len as u64, entries, elem).expect("map ring again");
     (a, b)
@@ -197,5 +295,44 @@ mod test {
         assert_eq!(check_geometry(6, 1 << 20, SQE_SIZE), None);
         assert_eq!(check_geometry(0, 1 << 20, CQE_SIZE), None);
         assert_eq!(check_geometry(1 << 31, u64::MAX, CQE_SIZE), None);
+    }
+
+    #[test]
+    fn qp_geometry_checks() {
+        let at = 256 + 128 * SQE_SIZE as u64;
+        assert_eq!(check_qp_geometry(128, 20480, Some((at, 1))), Some(20480));
+        assert_eq!(check_qp_geometry(128, 16384, None), None);
+        assert_eq!(check_qp_geometry(128, 20480, None), Some(20480));
+        // The RQ ring where the ABI does not put it, or past the mapping.
+        assert_eq!(check_qp_geometry(128, 20480, Some((at + 64, 1))), None);
+        assert_eq!(check_qp_geometry(128, 20480, Some((0, 1))), None);
+        assert_eq!(check_qp_geometry(128, 20480, Some((at, 64))), None);
+        assert_eq!(check_qp_geometry(128, 20480, Some((at, 3))), None);
+        assert_eq!(check_qp_geometry(128, 20480, Some((u64::MAX, 1))), None);
+    }
+
+    #[test]
+    fn qp_rings_in_one_mapping() {
+        use std::os::fd::AsRawFd;
+        let at = qp_rq_offset(4, SQE_SIZE).expect("offset");
+        let len = 4096u64;
+        let f = ring_file(len);
+        let (sq, rq) =
+            Ring::map_qp(f.as_raw_fd(), 0, len, 4, Some((at as u64, 2))).expect("map QP rings");
+        let rq = rq.expect("an RQ ring");
+        assert_eq!(rq.base() as usize - sq.base() as usize, at);
+        rq.producer()
+            .store(7, core::sync::atomic::Ordering::Relaxed);
+        sq.put(3, &[0xa5u8; SQE_SIZE]);
+        // The RQ's header follows the last SQE: neither overwrites the other.
+        assert_eq!(sq.get::<[u8; SQE_SIZE]>(3), [0xa5u8; SQE_SIZE]);
+        assert_eq!(rq.producer().load(core::sync::atomic::Ordering::Relaxed), 7);
+        drop(sq);
+        // The mapping outlives the SQ's ring while the RQ's uses it.
+        assert_eq!(rq.producer().load(core::sync::atomic::Ordering::Relaxed), 7);
+        assert_eq!(
+            Ring::map_qp(f.as_raw_fd(), 0, len, 4, Some((at as u64 + 64, 2))).err(),
+            Some(sys::EPROTO as c_int)
+        );
     }
 }

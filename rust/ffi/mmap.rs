@@ -4,12 +4,18 @@
 //! (atomic header words, whole-element copies in and out).
 
 use super::{bindings, udata::Udata};
-use crate::abi::{cmd, cqe::Cqe, ring::RingHeader, wqe};
+use crate::abi::{
+    cmd,
+    cqe::Cqe,
+    ring::{RingHeader, CACHE_LINE, RING_HEADER_SIZE},
+    wqe,
+};
 use core::mem::{offset_of, size_of};
 use core::ptr::NonNull;
 use core::sync::atomic::AtomicU32;
 use kernel::{
     prelude::*,
+    sync::Arc,
     types::{AsBytes, FromBytes},
 };
 
@@ -93,27 +99,18 @@ impl RingMem {
         self.len
     }
 
-    fn word(&self, offset: usize) -> &AtomicU32 {
-        const _: () = assert!(size_of::<RingHeader>() <= crate::abi::ring::RING_HEADER_SIZE);
-        // SAFETY: the header fields lie within the first page of at least one
-        // page (type invariant), 4-aligned in page-aligned memory; `AtomicU32`
-        // tolerates concurrent writes by userspace; the memory outlives `self`.
-        unsafe { &*self.vaddr.as_ptr().add(offset).cast::<AtomicU32>() }
-    }
-
-    /// The header's producer index.
-    pub(crate) fn producer(&self) -> &AtomicU32 {
-        self.word(offset_of!(RingHeader, producer))
-    }
-
-    /// The header's consumer index.
-    pub(crate) fn consumer(&self) -> &AtomicU32 {
-        self.word(offset_of!(RingHeader, consumer))
-    }
-
-    /// The header's flags word.
-    pub(crate) fn flags(&self) -> &AtomicU32 {
-        self.word(offset_of!(RingHeader, flags))
+    /// The ring whose header lies at byte `at` of this mapping; `None` unless
+    /// `at` is on a cache line and the header lies inside the mapping.
+    pub(crate) fn view(self: &Arc<Self>, at: usize) -> Option<RingView> {
+        let end = at.checked_add(RING_HEADER_SIZE)?;
+        if at % CACHE_LINE != 0 || end > self.len {
+            return None;
+        }
+        // INVARIANT: checked just above.
+        Some(RingView {
+            mem: self.clone(),
+            at,
+        })
     }
 
     /// A copy of the `T` at `offset`, taken once (userspace may be writing it);
@@ -169,6 +166,61 @@ impl RingMem {
         // and userspace reads it only after the producer index says so.
         unsafe { core::ptr::write_volatile(self.vaddr.as_ptr().add(offset).cast::<T>(), *v) };
         true
+    }
+}
+
+/// One ring of a [`RingMem`] (a QP's SQ and RQ rings share one): the mapping
+/// and where its header lies.
+///
+/// # Invariants
+///
+/// `at` is a multiple of [`CACHE_LINE`] and `at + RING_HEADER_SIZE <= mem.len`.
+pub(crate) struct RingView {
+    mem: Arc<RingMem>,
+    at: usize,
+}
+
+impl RingView {
+    /// The mapping the ring lies in.
+    pub(crate) fn mem(&self) -> &RingMem {
+        &self.mem
+    }
+
+    /// Byte offset of the ring's header in the mapping.
+    pub(crate) fn at(&self) -> usize {
+        self.at
+    }
+
+    fn word(&self, field: usize) -> &AtomicU32 {
+        const _: () = assert!(size_of::<RingHeader>() <= RING_HEADER_SIZE);
+        // SAFETY: the header's `RING_HEADER_SIZE` bytes lie inside the mapping
+        // (type invariant) and `field` is a `RingHeader` field's offset, so
+        // the word is in bounds and 4-aligned (cache-line `at` in page-aligned
+        // memory); `AtomicU32` tolerates concurrent writes by userspace; the
+        // `Arc` keeps the memory alive as long as `self`.
+        unsafe {
+            &*self
+                .mem
+                .vaddr
+                .as_ptr()
+                .add(self.at + field)
+                .cast::<AtomicU32>()
+        }
+    }
+
+    /// The header's producer index.
+    pub(crate) fn producer(&self) -> &AtomicU32 {
+        self.word(offset_of!(RingHeader, producer))
+    }
+
+    /// The header's consumer index.
+    pub(crate) fn consumer(&self) -> &AtomicU32 {
+        self.word(offset_of!(RingHeader, consumer))
+    }
+
+    /// The header's flags word.
+    pub(crate) fn flags(&self) -> &AtomicU32 {
+        self.word(offset_of!(RingHeader, flags))
     }
 }
 

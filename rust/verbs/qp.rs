@@ -88,13 +88,8 @@ pub(crate) fn create(a: CreateArgs<'_>, init: &mut b::ib_qp_init_attr) -> Result
     };
     // User QPs keep their rings in memory mapped to the provider.
     let make = |u: &Udata<'_>, c: &QpCaps| -> Result<(UserSq, Option<UserRq>)> {
-        let sq = UserSq::new(u, c.max_send_wr, MAX_QP_WR, c.max_send_sge)?;
-        let rq = if has_srq {
-            None
-        } else {
-            Some(UserRq::new(u, c.max_recv_wr, MAX_QP_WR, c.max_recv_sge)?)
-        };
-        Ok((sq, rq))
+        let rq = (!has_srq).then_some((c.max_recv_wr, c.max_recv_sge));
+        uqueue::qp_rings(u, MAX_QP_WR, (c.max_send_wr, c.max_send_sge), rq)
     };
     let user = udata.as_ref().map(|u| move |c: &QpCaps| make(u, c));
     let (q, caps) = Qp::new(&dev, qinit, user.as_ref().map(|f| f as _))?;

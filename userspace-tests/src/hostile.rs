@@ -295,7 +295,8 @@ impl Producer {
             return None;
         }
         let base = r.buf.cast::<u8>();
-        // SAFETY: the header starts the live mapping; the offsets are the ABI's.
+        // SAFETY: `buf` is the ring's header in the live mapping; the offsets
+        // are the ABI's.
         let (p, c) = unsafe {
             (
                 base.add(offset_of!(RingHeader, producer)),

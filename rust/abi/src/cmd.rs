@@ -40,14 +40,16 @@ pub struct CreateQpResp {
     pub num_rqe: u32,
     /// Largest inline payload the kernel accepts.
     pub max_inline: u32,
-    /// `mmap` offset of the SQ ring.
-    pub sq_key: u64,
-    /// Length of the SQ mapping in bytes (whole pages).
-    pub sq_len: u64,
-    /// `mmap` offset of the RQ ring; 0 with an SRQ.
-    pub rq_key: u64,
-    /// Length of the RQ mapping in bytes; 0 with an SRQ.
-    pub rq_len: u64,
+    /// `mmap` offset of the QP's rings: the SQ ring, then (without an SRQ)
+    /// the RQ ring at `rq_offset` (ABI 4; one mapping per ring before).
+    pub key: u64,
+    /// Length of that mapping in bytes (whole pages).
+    pub len: u64,
+    /// Byte offset of the RQ ring in the mapping,
+    /// [`qp_rq_offset`](super::ring::qp_rq_offset)`(num_sqe)`; 0 with an SRQ.
+    pub rq_offset: u64,
+    /// Reserved, zero.
+    pub reserved: u64,
 }
 
 /// Response of the kernel to `create_srq` from userspace.
@@ -74,8 +76,8 @@ mod test {
         assert_eq!(size_of::<CreateCqResp>(), 24);
         assert_eq!(offset_of!(CreateCqResp, cq_key), 8);
         assert_eq!(size_of::<CreateQpResp>(), 48);
-        assert_eq!(offset_of!(CreateQpResp, sq_key), 16);
-        assert_eq!(offset_of!(CreateQpResp, rq_key), 32);
+        assert_eq!(offset_of!(CreateQpResp, key), 16);
+        assert_eq!(offset_of!(CreateQpResp, rq_offset), 32);
         assert_eq!(size_of::<CreateSrqResp>(), 24);
         assert_eq!(offset_of!(CreateSrqResp, srq_key), 8);
     }

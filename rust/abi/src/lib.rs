@@ -15,7 +15,7 @@ pub mod wqe;
 
 /// Version of this ABI; the kernel reports it as `uverbs_abi_ver` and the
 /// provider refuses devices that report another.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 /// Response of the kernel to `alloc_ucontext` (the driver part of udata).
 #[repr(C)]

@@ -2,8 +2,10 @@
 //! Shared rings (SQ, RQ, SRQ, CQ): the header with the producer and consumer
 //! indices and the flags word, and the index arithmetic both sides use.
 //!
-//! A ring is one mapping: a [`RING_HEADER_SIZE`]-byte header, then `entries`
-//! elements of a fixed size. Indices are free-running `u32`s; slot = index &
+//! A ring is a [`RING_HEADER_SIZE`]-byte header, then `entries` elements of a
+//! fixed size. A CQ or SRQ ring is a mapping of its own; a QP's SQ and RQ rings
+//! share one ([`qp_rq_offset`]), so that a QP wastes the tail of one page, not
+//! of two. Indices are free-running `u32`s; slot = index &
 //! (entries - 1), `entries` a power of two. The producer side writes only
 //! `producer`, the consumer side only `consumer`. Neither side trusts the other's
 //! index beyond masking it: the kernel keeps its own copy of the index it owns and
@@ -103,6 +105,40 @@ pub const fn ring_bytes(entries: u32, elem_size: usize) -> Option<usize> {
     }
 }
 
+/// Byte offset of a QP's RQ ring in the mapping it shares with the SQ ring of
+/// `num_sqe` elements: right behind the SQEs (a multiple of [`CACHE_LINE`], as
+/// the SQE size is). The SQ ring starts the mapping. `None` if it overflows.
+pub const fn qp_rq_offset(num_sqe: u32, sqe_size: usize) -> Option<usize> {
+    match ring_bytes(num_sqe, sqe_size) {
+        Some(n) => match n.checked_add(CACHE_LINE - 1) {
+            Some(m) => Some(m / CACHE_LINE * CACHE_LINE),
+            None => None,
+        },
+        None => None,
+    }
+}
+
+/// Byte length of a QP's mapping: the SQ ring of `num_sqe` elements and,
+/// unless `num_rqe` is 0 (the QP uses an SRQ), the RQ ring behind it (before
+/// rounding to pages). `None` if it overflows.
+pub const fn qp_ring_bytes(
+    num_sqe: u32,
+    sqe_size: usize,
+    num_rqe: u32,
+    rqe_size: usize,
+) -> Option<usize> {
+    if num_rqe == 0 {
+        return ring_bytes(num_sqe, sqe_size);
+    }
+    match (
+        qp_rq_offset(num_sqe, sqe_size),
+        ring_bytes(num_rqe, rqe_size),
+    ) {
+        (Some(at), Some(rq)) => at.checked_add(rq),
+        _ => None,
+    }
+}
+
 /// Byte offset of the element at free-running `index` in a ring of `entries`
 /// (a power of two) elements of `elem_size` bytes. Masking makes any index,
 /// however corrupt, land inside the ring.
@@ -135,6 +171,28 @@ mod test {
         assert_eq!(offset_of!(RingHeader, flags), 128);
         assert_eq!(size_of::<RingHeader>(), 192);
         assert!(size_of::<RingHeader>() <= RING_HEADER_SIZE);
+    }
+
+    #[test]
+    fn qp_rings_share_one_mapping() {
+        use crate::wqe::{RQE_SIZE, SQE_SIZE};
+        // perftest's depths: 128 SQEs and a one-entry RQ fit five pages,
+        // where two mappings of their own take six.
+        let at = qp_rq_offset(128, SQE_SIZE).unwrap();
+        assert_eq!(at, RING_HEADER_SIZE + 128 * SQE_SIZE);
+        assert_eq!(at % CACHE_LINE, 0);
+        let len = qp_ring_bytes(128, SQE_SIZE, 1, RQE_SIZE).unwrap();
+        assert_eq!(len, at + RING_HEADER_SIZE + RQE_SIZE);
+        assert_eq!(len.div_ceil(4096), 5);
+        assert_eq!(
+            qp_ring_bytes(128, SQE_SIZE, 0, RQE_SIZE),
+            ring_bytes(128, SQE_SIZE)
+        );
+        assert_eq!(
+            qp_ring_bytes(MAX_RING_ENTRIES, SQE_SIZE, MAX_RING_ENTRIES, RQE_SIZE),
+            Some(2 * RING_HEADER_SIZE + MAX_RING_ENTRIES as usize * (SQE_SIZE + RQE_SIZE))
+        );
+        assert_eq!(qp_rq_offset(u32::MAX, usize::MAX), None);
     }
 
     #[test]
