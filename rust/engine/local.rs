@@ -143,6 +143,46 @@ impl Local {
     }
 }
 
+/// An Atomic's local result buffer, where the Atomic Response's original
+/// value goes (RFC 7306 §5.2.2: 8 octets): the first 8 octets of the WQE's
+/// first SGE, checked for local write once when the engine takes the
+/// request. An ORQ entry holds it until the response comes, so it is one
+/// region and an address, not a whole [`Local`] of six SGEs (an ORQ of
+/// ORD 16 is then 1 KiB, not 4). User Atomics have exactly one SGE of 8
+/// octets (`Sqe::validate`); a kernel consumer's first SGE must hold all 8.
+pub(crate) struct AtomicSink {
+    mem: Checked,
+    addr: u64,
+}
+
+impl AtomicSink {
+    /// Octets of the original value.
+    const LEN: u32 = 8;
+
+    /// Checks the first SGE of `sges` for the result, in `pd`.
+    pub(crate) fn resolve(mems: &MemTable, pd: u32, sges: &[Sge]) -> Result<Self, WcStatus> {
+        let s = sges.first().ok_or(WcStatus::LocLenErr)?;
+        if s.len < Self::LEN {
+            return Err(WcStatus::LocLenErr);
+        }
+        let mem = mems
+            .checked(
+                s.lkey,
+                pd,
+                Access::LOCAL_WRITE,
+                s.addr,
+                u64::from(Self::LEN),
+            )
+            .map_err(|_| WcStatus::LocProtErr)?;
+        Ok(Self { mem, addr: s.addr })
+    }
+
+    /// Writes the original value (in host order).
+    pub(crate) fn write(&self, original: u64) -> Result<(), MemError> {
+        self.mem.write(self.addr, &original.to_ne_bytes())
+    }
+}
+
 /// Executes a local WQE (REG_MR, LOCAL_INV, BIND_MW) of a QP in `pd`: the
 /// engine runs it when it reaches the head of the SQ, then completes it.
 pub(super) fn exec(mems: &MemTable, pd: u32, w: &SendWqe) -> WcStatus {

@@ -39,7 +39,7 @@ use kernel::{
     sync::{Arc, CondVar, Mutex},
     workqueue::{Work, WorkItem},
 };
-use local::Local;
+use local::{AtomicSink, Local};
 use tx::Runner;
 
 /// What the MPA exchange negotiated for the stream (RFC 5044 §7.1, RFC 6581).
@@ -103,7 +103,7 @@ enum Outbound {
     Atomic {
         seq: u64,
         request_id: u32,
-        result: Local,
+        result: AtomicSink,
     },
 }
 

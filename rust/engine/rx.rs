@@ -447,7 +447,7 @@ impl Sink<'_> {
         };
         // The original value lands in the local buffer in host order (8
         // octets into pinned or kernel memory: no sleeping under the lock).
-        let status = match result.write(0, &original.to_ne_bytes()) {
+        let status = match result.write(original) {
             Ok(()) => WcStatus::Success,
             Err(_) => WcStatus::LocProtErr,
         };

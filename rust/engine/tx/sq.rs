@@ -8,7 +8,7 @@ use super::{Done, Msg, Src, TxState};
 use crate::{
     counters::Counter,
     cq::WcStatus,
-    engine::{local, Engine, Local, Outbound},
+    engine::{local, AtomicSink, Engine, Local, Outbound},
     mem::Access,
     proto::{
         atomic::{AOpCode, AtomicFields},
@@ -22,15 +22,12 @@ use kernel::{prelude::*, sync::Arc};
 
 /// The ORQ entry an SQ WQE needs, prepared before the `shared` lock hold
 /// that hands the WQE over.
-// Lives on the stack for one WQE hand-over; boxing the large variant would
-// allocate on the Atomic path.
-#[allow(clippy::large_enum_variant)]
 enum OrqEntry {
     No,
     /// A Read whose sink buffer was checked (or the error it gets).
     Read(Result<(), WcStatus>),
     /// An Atomic and its result buffer (or the error it gets).
-    Atomic(Result<Local, WcStatus>),
+    Atomic(Result<AtomicSink, WcStatus>),
 }
 
 /// The operation's opcode on the wire for a Send variant.
@@ -89,7 +86,9 @@ impl Engine {
                 SendOp::CmpSwap
                 | SendOp::FetchAdd
                 | SendOp::MaskedCmpSwap
-                | SendOp::MaskedFetchAdd => OrqEntry::Atomic(self.atomic_result(&w)),
+                | SendOp::MaskedFetchAdd => {
+                    OrqEntry::Atomic(AtomicSink::resolve(&self.mems, self.qp.pd(), w.sges()))
+                }
                 _ => OrqEntry::No,
             };
             let needs_orq = !matches!(orq, OrqEntry::No);
@@ -191,16 +190,6 @@ impl Engine {
         Local::resolve(&self.mems, self.qp.pd(), w.sges(), Access::LOCAL_WRITE)
             .map(drop)
             .map_err(|_| WcStatus::LocProtErr)
-    }
-
-    /// An Atomic's local result buffer: 8 octets we may write.
-    fn atomic_result(&self, w: &SendWqe) -> Result<Local, WcStatus> {
-        let result = Local::resolve(&self.mems, self.qp.pd(), w.sges(), Access::LOCAL_WRITE)
-            .map_err(|_| WcStatus::LocProtErr)?;
-        if result.total() < 8 {
-            return Err(WcStatus::LocLenErr);
-        }
-        Ok(result)
     }
 
     /// Sets up the message of WQE `w` (in-flight `seq`; an Atomic's
