@@ -35,10 +35,10 @@ pub fn check_qp_geometry(num_sqe: u32, len: u64, rq: Option<(u64, u32)>) -> Opti
     let len = check_geometry(num_sqe, len, SQE_SIZE)?.1;
     let num_rqe = match rq {
         Some((at, n)) => {
-            if usize::try_from(at).ok()? != qp_rq_offset(num_sqe, SQE_SIZE)? {
+            let at_abi = usize::try_from(at).ok()? == qp_rq_offset(num_sqe, SQE_SIZE)?;
+            if !at_abi || !n.is_power_of_two() || n > MAX_RING_ENTRIES {
                 return None;
             }
-            check_geometry(n, u64::MAX, RQE_SIZE)?;
             n
         }
         None => 0,
