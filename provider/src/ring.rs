@@ -190,10 +190,11 @@ impl Ring {
     }
 
     fn word(&self, offset: usize) -> &AtomicU32 {
-        // SAFETY: the header lies at `base` inside the mapping, page-aligned or
-        // on a cache line (type invariant), so every u32 field is aligned; the
-        // kernel writes these words concurrently, which atomics allow; `map`
+        // The header lies at `base` inside the mapping, page-aligned or on a
+        // cache line (type invariant), so every u32 field is aligned; `_map`
         // keeps the mapping alive as long as `self`.
+        // SAFETY: in bounds and aligned (above); the kernel writes these words
+        // concurrently, which atomics allow.
         unsafe { &*self.base.as_ptr().add(offset).cast::<AtomicU32>() }
     }
 

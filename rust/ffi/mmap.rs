@@ -193,19 +193,14 @@ impl RingView {
 
     fn word(&self, field: usize) -> &AtomicU32 {
         const _: () = assert!(size_of::<RingHeader>() <= RING_HEADER_SIZE);
-        // SAFETY: the header's `RING_HEADER_SIZE` bytes lie inside the mapping
-        // (type invariant) and `field` is a `RingHeader` field's offset, so
-        // the word is in bounds and 4-aligned (cache-line `at` in page-aligned
-        // memory); `AtomicU32` tolerates concurrent writes by userspace; the
-        // `Arc` keeps the memory alive as long as `self`.
-        unsafe {
-            &*self
-                .mem
-                .vaddr
-                .as_ptr()
-                .add(self.at + field)
-                .cast::<AtomicU32>()
-        }
+        // The header's `RING_HEADER_SIZE` bytes lie inside the mapping (type
+        // invariant) and `field` is a `RingHeader` field's offset: the word is
+        // in bounds, and 4-aligned (cache-line `at` in page-aligned memory);
+        // the `Arc` keeps the memory alive as long as `self`.
+        let p = self.mem.vaddr.as_ptr().wrapping_add(self.at + field);
+        // SAFETY: `p` is in bounds and aligned (above); `AtomicU32` tolerates
+        // concurrent writes by userspace.
+        unsafe { &*p.cast::<AtomicU32>() }
     }
 
     /// The header's producer index.
