@@ -27,12 +27,12 @@ use kernel::{alloc::KVec, prelude::*, sync::Arc};
 /// one Recv or PeerTerminate plus one each of Reap, Kick and Resume (queued
 /// once per batch, see `Sink::defer`): the parser is stopped at an FPDU
 /// boundary while fewer than `PER_FPDU` slots are free (`Sink::saturated`).
-/// As many as `DEFER_BYTES` hold (32 on x86_64): an action keeps only the
-/// receive WQE's id, so each of the two queues of a connection is one 1 KiB
-/// allocation.
+/// As many as `DEFER_BYTES` hold (16 on x86_64): an action keeps only the
+/// receive WQE's id, so a connection's queue is one 512-octet allocation,
+/// and a batch completes a dozen small Sends.
 const DEFER: usize = DEFER_BYTES / core::mem::size_of::<Option<Action>>();
-/// The size of one queue of deferred actions.
-const DEFER_BYTES: usize = 1024;
+/// The size of the queue of deferred actions.
+const DEFER_BYTES: usize = 512;
 /// Deferred actions one FPDU can add at most.
 const PER_FPDU: usize = 4;
 // A queue takes several FPDUs' actions before the parser stops for it.
@@ -111,14 +111,14 @@ pub(super) struct RxCtx {
     recv: Option<Recv>,
     seg: Seg,
     pending: Pending,
-    /// `DEFER` slots, allocated once: an `Action` holds a receive WQE, and
-    /// an inline array of them (about 4 KiB) made the engine's constructor
-    /// a 12 KiB stack frame, live under the socket drain of `Stream::attach`.
+    /// `DEFER` slots, allocated once (an inline array of actions that held
+    /// whole receive WQEs, about 4 KiB, once made the engine's constructor a
+    /// 12 KiB stack frame, live under the socket drain of `Stream::attach`).
+    /// `run_deferred` takes them out, runs the batch without the lock and
+    /// puts them back empty; RX, serialized by the socket lock, never feeds
+    /// the parser meanwhile (`Sink::saturated` would stop it if it did).
     deferred: KVec<Option<Action>>,
     n_deferred: usize,
-    /// A second `DEFER` slots: `run_deferred` swaps them with `deferred` and
-    /// runs the batch without the lock, then gives them back empty.
-    spare: KVec<Option<Action>>,
     /// Stop parsing: an error or a Terminate ended the stream.
     dead: bool,
     /// Responder in peer-to-peer mode before the RTR: RX's own copy of
@@ -136,10 +136,8 @@ pub(super) struct RxState {
 impl RxState {
     pub(super) fn new(parser: RxParser<KernelCrc32c>, rtr_wait: bool) -> Result<Self> {
         let mut deferred = KVec::with_capacity(DEFER, GFP_KERNEL)?;
-        let mut spare = KVec::with_capacity(DEFER, GFP_KERNEL)?;
         for _ in 0..DEFER {
             deferred.push(None, GFP_KERNEL)?;
-            spare.push(None, GFP_KERNEL)?;
         }
         Ok(Self {
             parser,
@@ -149,7 +147,6 @@ impl RxState {
                 pending: Pending::None,
                 deferred,
                 n_deferred: 0,
-                spare,
                 dead: false,
                 rtr_wait,
             },
@@ -600,7 +597,8 @@ impl RxSink for Sink<'_> {
     }
 
     fn saturated(&self) -> bool {
-        self.ctx.n_deferred + PER_FPDU > DEFER
+        // The slots are missing only while a batch runs (never under RX).
+        self.ctx.n_deferred + PER_FPDU > self.ctx.deferred.len()
     }
 }
 
@@ -718,8 +716,8 @@ impl Engine {
         data.len()
     }
 
-    /// Runs what the sink deferred: the batch is taken in one RX lock hold
-    /// (the queue's slots swapped with the spare ones) and run unlocked.
+    /// Runs what the sink deferred: the batch (the queue's slots) is taken
+    /// out in one RX lock hold, run unlocked and put back empty.
     fn run_deferred(self: &Arc<Self>) {
         let mut batch = {
             let mut st = self.rx.lock();
@@ -727,15 +725,8 @@ impl Engine {
             if ctx.n_deferred == 0 {
                 return;
             }
-            // The spare slots are missing only while another batch runs,
-            // which RX (serialized by the socket lock) never overlaps; then
-            // the queue stays where it is and the next batch takes it.
-            if ctx.spare.len() < DEFER {
-                return;
-            }
             ctx.n_deferred = 0;
-            let spare = core::mem::take(&mut ctx.spare);
-            core::mem::replace(&mut ctx.deferred, spare)
+            core::mem::take(&mut ctx.deferred)
         };
         for a in batch.iter_mut() {
             match a.take() {
@@ -765,6 +756,6 @@ impl Engine {
                 None => break,
             }
         }
-        self.rx.lock().ctx.spare = batch;
+        self.rx.lock().ctx.deferred = batch;
     }
 }
