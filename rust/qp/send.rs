@@ -111,9 +111,12 @@ impl Qp {
     }
 
     /// Grows the array of WQEs in flight if it is full (process context:
-    /// allocates outside the QP's lock); `ENOMEM` if that fails.
+    /// allocates outside the QP's lock); `ENOMEM` if that fails, `ENOSPC`
+    /// if it has a slot per SQ slot already (then no WQE is left to take:
+    /// never retried).
     pub(crate) fn sq_grow(&self) -> Result {
-        let Some(size) = self.inner.lock().sq.taken_wanted() else {
+        let wanted = self.inner.lock().sq.taken_wanted();
+        let Some(size) = wanted.map_err(|()| ENOSPC)? else {
             return Ok(());
         };
         let bigger = Fifo::new(size)?;

@@ -209,12 +209,18 @@ impl SendQueue {
     }
 
     /// The size the taken-WQE array must grow to before the next
-    /// [`Self::take`], if it is full (doubled, at most one entry per SQ
-    /// slot).
-    pub(super) fn taken_wanted(&self) -> Option<usize> {
+    /// [`Self::take`] if it is full (doubled, at most one entry per SQ
+    /// slot); `Err` if it is full at one entry per SQ slot, which no posted
+    /// WQE can meet (every SQ slot is taken).
+    pub(super) fn taken_wanted(&self) -> Result<Option<usize>, ()> {
         let cap = self.taken.capacity();
-        (self.taken.len() >= cap && cap < self.taken_max)
-            .then(|| cap.saturating_mul(2).min(self.taken_max))
+        if self.taken.len() < cap {
+            Ok(None)
+        } else if cap < self.taken_max {
+            Ok(Some(cap.saturating_mul(2).min(self.taken_max)))
+        } else {
+            Err(())
+        }
     }
 
     /// Replaces the taken-WQE array by the larger, empty `bigger`, keeping

@@ -127,10 +127,13 @@ impl Engine {
                     Err(Untaken::Full) => {
                         drop(s);
                         drop(orq);
-                        if self.qp.sq_grow().is_err() {
+                        // Each growth doubles the array, up to a slot per
+                        // SQ slot: this retries a bounded number of times.
+                        if let Err(e) = self.qp.sq_grow() {
                             pr_warn!(
-                                "QP {}: no memory for the WQEs in flight, QP to ERROR\n",
-                                self.qp.num()
+                                "QP {}: cannot track more WQEs in flight ({:?}), QP to ERROR\n",
+                                self.qp.num(),
+                                e
                             );
                             self.fail(None);
                             return None;
