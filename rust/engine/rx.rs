@@ -28,10 +28,10 @@ use kernel::{alloc::KVec, prelude::*, sync::Arc};
 /// once per batch, see `Sink::defer`): the parser is stopped at an FPDU
 /// boundary while fewer than `PER_FPDU` slots are free (`Sink::saturated`).
 /// As many as `DEFER_BYTES` hold (16 on x86_64): an action keeps only the
-/// receive WQE's id, so a connection's queue is one 512-octet allocation,
-/// and a batch completes a dozen small Sends.
+/// receive WQE's id, so each of the two queues of a connection is one
+/// 512-octet allocation, and a batch completes a dozen small Sends.
 const DEFER: usize = DEFER_BYTES / core::mem::size_of::<Option<Action>>();
-/// The size of the queue of deferred actions.
+/// The size of one queue of deferred actions.
 const DEFER_BYTES: usize = 512;
 /// Deferred actions one FPDU can add at most.
 const PER_FPDU: usize = 4;
@@ -111,14 +111,14 @@ pub(super) struct RxCtx {
     recv: Option<Recv>,
     seg: Seg,
     pending: Pending,
-    /// `DEFER` slots, allocated once (an inline array of actions that held
-    /// whole receive WQEs, about 4 KiB, once made the engine's constructor a
-    /// 12 KiB stack frame, live under the socket drain of `Stream::attach`).
-    /// `run_deferred` takes them out, runs the batch without the lock and
-    /// puts them back empty; RX, serialized by the socket lock, never feeds
-    /// the parser meanwhile (`Sink::saturated` would stop it if it did).
+    /// `DEFER` slots, allocated once: an `Action` holds a receive WQE, and
+    /// an inline array of them (about 4 KiB) made the engine's constructor
+    /// a 12 KiB stack frame, live under the socket drain of `Stream::attach`.
     deferred: KVec<Option<Action>>,
     n_deferred: usize,
+    /// A second `DEFER` slots: `run_deferred` swaps them with `deferred` and
+    /// runs the batch without the lock, then gives them back empty.
+    spare: KVec<Option<Action>>,
     /// Stop parsing: an error or a Terminate ended the stream.
     dead: bool,
     /// Responder in peer-to-peer mode before the RTR: RX's own copy of
@@ -136,8 +136,10 @@ pub(super) struct RxState {
 impl RxState {
     pub(super) fn new(parser: RxParser<KernelCrc32c>, rtr_wait: bool) -> Result<Self> {
         let mut deferred = KVec::with_capacity(DEFER, GFP_KERNEL)?;
+        let mut spare = KVec::with_capacity(DEFER, GFP_KERNEL)?;
         for _ in 0..DEFER {
             deferred.push(None, GFP_KERNEL)?;
+            spare.push(None, GFP_KERNEL)?;
         }
         Ok(Self {
             parser,
@@ -147,6 +149,7 @@ impl RxState {
                 pending: Pending::None,
                 deferred,
                 n_deferred: 0,
+                spare,
                 dead: false,
                 rtr_wait,
             },
@@ -597,8 +600,7 @@ impl RxSink for Sink<'_> {
     }
 
     fn saturated(&self) -> bool {
-        // The slots are missing only while a batch runs (never under RX).
-        self.ctx.n_deferred + PER_FPDU > self.ctx.deferred.len()
+        self.ctx.n_deferred + PER_FPDU > DEFER
     }
 }
 
@@ -716,8 +718,8 @@ impl Engine {
         data.len()
     }
 
-    /// Runs what the sink deferred: the batch (the queue's slots) is taken
-    /// out in one RX lock hold, run unlocked and put back empty.
+    /// Runs what the sink deferred: the batch is taken in one RX lock hold
+    /// (the queue's slots swapped with the spare ones) and run unlocked.
     fn run_deferred(self: &Arc<Self>) {
         let mut batch = {
             let mut st = self.rx.lock();
@@ -725,8 +727,18 @@ impl Engine {
             if ctx.n_deferred == 0 {
                 return;
             }
+            // The spare slots are missing only while another batch runs.
+            // RX does run then (a single queue taken out for the batch made
+            // the parser find no slots and drop the rest of a piece:
+            // fpdu-sizes-rsiw's bulk Writes stalled); it feeds the queue
+            // swapped in, which stays where it is, and the next batch takes
+            // it.
+            if ctx.spare.len() < DEFER {
+                return;
+            }
             ctx.n_deferred = 0;
-            core::mem::take(&mut ctx.deferred)
+            let spare = core::mem::take(&mut ctx.spare);
+            core::mem::replace(&mut ctx.deferred, spare)
         };
         for a in batch.iter_mut() {
             match a.take() {
@@ -756,6 +768,6 @@ impl Engine {
                 None => break,
             }
         }
-        self.rx.lock().ctx.deferred = batch;
+        self.rx.lock().ctx.spare = batch;
     }
 }
