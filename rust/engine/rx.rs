@@ -27,12 +27,12 @@ use kernel::{alloc::KVec, prelude::*, sync::Arc};
 /// one Recv or PeerTerminate plus one each of Reap, Kick and Resume (queued
 /// once per batch, see `Sink::defer`): the parser is stopped at an FPDU
 /// boundary while fewer than `PER_FPDU` slots are free (`Sink::saturated`).
-/// As many as `DEFER_BYTES` hold (16 on x86_64): an action keeps only the
-/// receive WQE's id, so each of the two queues of a connection is one
-/// 512-octet allocation, and a batch completes a dozen small Sends.
+/// As many as `DEFER_BYTES` hold (32 on x86_64): an action keeps only the
+/// receive WQE's id, so each of the two queues of a connection is one 1 KiB
+/// allocation.
 const DEFER: usize = DEFER_BYTES / core::mem::size_of::<Option<Action>>();
 /// The size of one queue of deferred actions.
-const DEFER_BYTES: usize = 512;
+const DEFER_BYTES: usize = 1024;
 /// Deferred actions one FPDU can add at most.
 const PER_FPDU: usize = 4;
 // A queue takes several FPDUs' actions before the parser stops for it.
@@ -727,12 +727,9 @@ impl Engine {
             if ctx.n_deferred == 0 {
                 return;
             }
-            // The spare slots are missing only while another batch runs.
-            // RX does run then (a single queue taken out for the batch made
-            // the parser find no slots and drop the rest of a piece:
-            // fpdu-sizes-rsiw's bulk Writes stalled); it feeds the queue
-            // swapped in, which stays where it is, and the next batch takes
-            // it.
+            // The spare slots are missing only while another batch runs,
+            // which RX (serialized by the socket lock) never overlaps; then
+            // the queue stays where it is and the next batch takes it.
             if ctx.spare.len() < DEFER {
                 return;
             }
