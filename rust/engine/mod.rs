@@ -13,7 +13,7 @@ mod rx_end;
 mod tx;
 
 pub(crate) use inline::InlineTxCell;
-pub(crate) use port::{QpPort, Untaken};
+pub(crate) use port::QpPort;
 
 use crate::queue::Fifo;
 use crate::{

@@ -4,7 +4,6 @@
 use super::{Qp, QpEvent};
 use crate::{
     cq::{WcFlags, WcStatus},
-    engine::Untaken,
     mem::Access,
     wr::{RecvWqe, SendWqe},
 };
@@ -35,12 +34,8 @@ impl crate::engine::QpPort for Qp {
         Qp::sq_unpark(self)
     }
 
-    fn sq_take(&self, w: &SendWqe) -> Result<(u64, bool), Untaken> {
+    fn sq_take(&self, w: &SendWqe) -> Option<(u64, bool)> {
         Qp::sq_take(self, w)
-    }
-
-    fn sq_grow(&self) -> kernel::error::Result {
-        Qp::sq_grow(self)
     }
 
     fn sq_finish(&self, seq: u64, status: WcStatus, byte_len: Option<u32>) {
