@@ -44,6 +44,10 @@ qpreq() {
 }
 
 dmesg -c > /dev/null
+# The refused requests below take a second or more each under TCG: the armed QP waits
+# long enough for all of them and the matching one (a QP armed at 6 s gave up before
+# the last on a slow boot); the parts after it use $TMO again.
+echo 60000 > /sys/module/rsiw/parameters/qp_conn_timeout_ms
 timeout 120 ibv_rc_pingpong -d $D -g 1 -p 18701 > /tmp/pp-s.log 2>&1 &
 srv=$!
 sleep 1
@@ -66,6 +70,7 @@ cat /tmp/pp-s.log
 if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then pass "server ends with an error when its peer closes"; else
     fail "server ends with an error when its peer closes" "exit $rc"; fi
 kill $fake 2>/dev/null
+echo $TMO > /sys/module/rsiw/parameters/qp_conn_timeout_ms
 
 # A peer that never connects: the armed QP gives up after qp_conn_timeout_ms.
 timeout 120 ibv_rc_pingpong -d $D -g 1 -p 18702 > /tmp/pp-s.log 2>&1 &
