@@ -119,6 +119,22 @@ impl<T> Fifo<T> {
     pub(crate) fn clear(&mut self) {
         while self.pop_front().is_some() {}
     }
+
+    /// Moves the entries, oldest first, into the empty ring `into` if it is
+    /// larger, which then replaces this one; returns the ring that is left
+    /// over (empty), so that its memory is freed outside the caller's lock.
+    pub(crate) fn grow_into(&mut self, mut into: Fifo<T>) -> Fifo<T> {
+        if !into.is_empty() || into.capacity() <= self.capacity() {
+            return into;
+        }
+        while let Some(v) = self.pop_front() {
+            // `into` has more slots than this ring has entries.
+            if into.push(v).is_err() {
+                break;
+            }
+        }
+        core::mem::replace(self, into)
+    }
 }
 
 /// Where a queue's entries live: in kernel memory (a kernel consumer's queue),

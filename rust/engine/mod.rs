@@ -13,7 +13,7 @@ mod rx_end;
 mod tx;
 
 pub(crate) use inline::InlineTxCell;
-pub(crate) use port::QpPort;
+pub(crate) use port::{QpPort, Untaken};
 
 use crate::queue::Fifo;
 use crate::{

@@ -12,6 +12,15 @@ use crate::{
 };
 use kernel::sync::Arc;
 
+/// Why [`QpPort::sq_take`] did not take the WQE.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Untaken {
+    /// The QP left RTS/SQD: the flush completes the WQE.
+    Inactive,
+    /// The array of WQEs in flight is full: grow it ([`QpPort::sq_grow`]).
+    Full,
+}
+
 /// The QP side of a connection (`qp::Qp` implements it).
 pub(crate) trait QpPort: Send + Sync {
     /// QP number (for log lines).
@@ -27,9 +36,11 @@ pub(crate) trait QpPort: Send + Sync {
     /// TX will look at the SQ: the provider's next posts need no doorbell.
     fn sq_unpark(&self);
     /// The peeked WQE `w` now belongs to the engine: its sequence number
-    /// and whether another WQE is posted behind it; `None` once the QP left
-    /// RTS/SQD (the flush completes it).
-    fn sq_take(&self, w: &SendWqe) -> Option<(u64, bool)>;
+    /// and whether another WQE is posted behind it.
+    fn sq_take(&self, w: &SendWqe) -> Result<(u64, bool), Untaken>;
+    /// Makes room to take one more WQE after [`Untaken::Full`] (process
+    /// context, no lock held: it allocates).
+    fn sq_grow(&self) -> kernel::error::Result;
     /// The taken WQE `seq` ended with `status` (a flushed one keeps its own).
     fn sq_finish(&self, seq: u64, status: WcStatus, byte_len: Option<u32>);
     /// The oldest unfinished taken WQE gets `status` (a peer's Terminate).

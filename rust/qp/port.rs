@@ -4,6 +4,7 @@
 use super::{Qp, QpEvent};
 use crate::{
     cq::{WcFlags, WcStatus},
+    engine::Untaken,
     mem::Access,
     wr::{RecvWqe, SendWqe},
 };
@@ -34,8 +35,12 @@ impl crate::engine::QpPort for Qp {
         Qp::sq_unpark(self)
     }
 
-    fn sq_take(&self, w: &SendWqe) -> Option<(u64, bool)> {
+    fn sq_take(&self, w: &SendWqe) -> Result<(u64, bool), Untaken> {
         Qp::sq_take(self, w)
+    }
+
+    fn sq_grow(&self) -> kernel::error::Result {
+        Qp::sq_grow(self)
     }
 
     fn sq_finish(&self, seq: u64, status: WcStatus, byte_len: Option<u32>) {

@@ -7,6 +7,8 @@
 use super::{sq, sq::Next, Qp, QpEvent, QpState, REAP_BATCH};
 use crate::{
     cq::{Cqe, WcStatus},
+    engine::Untaken,
+    queue::Fifo,
     wr::{SendOp, SendWqe},
 };
 use kernel::prelude::*;
@@ -95,15 +97,33 @@ impl Qp {
 
     /// The WQE [`Self::sq_peek`] returned (`w`) now belongs to the engine:
     /// returns its sequence number and whether another WQE is posted behind
-    /// it (the hint of [`Self::sq_posted`], from the same lock hold). `None`
-    /// if the QP left RTS/SQD meanwhile: the flush completes it.
-    pub(crate) fn sq_take(&self, w: &SendWqe) -> Option<(u64, bool)> {
+    /// it (the hint of [`Self::sq_posted`], from the same lock hold).
+    /// [`Untaken::Inactive`] if the QP left RTS/SQD meanwhile (the flush
+    /// completes it), [`Untaken::Full`] if the array of WQEs in flight must
+    /// grow first ([`Self::sq_grow`]).
+    pub(crate) fn sq_take(&self, w: &SendWqe) -> Result<(u64, bool), Untaken> {
         let mut inner = self.inner.lock();
         if !Self::sq_active(&inner) {
-            return None;
+            return Err(Untaken::Inactive);
         }
-        let seq = inner.sq.take(w)?;
-        Some((seq, inner.sq.posted()))
+        let seq = inner.sq.take(w).ok_or(Untaken::Full)?;
+        Ok((seq, inner.sq.posted()))
+    }
+
+    /// Grows the array of WQEs in flight if it is full (process context:
+    /// allocates outside the QP's lock); `ENOMEM` if that fails, `ENOSPC`
+    /// if it has a slot per SQ slot already (then no WQE is left to take:
+    /// never retried).
+    pub(crate) fn sq_grow(&self) -> Result {
+        let wanted = self.inner.lock().sq.taken_wanted();
+        let Some(size) = wanted.map_err(|()| ENOSPC)? else {
+            return Ok(());
+        };
+        let bigger = Fifo::new(size)?;
+        // Another grower may have come first: the smaller array is dropped.
+        let left = self.inner.lock().sq.grow_taken(bigger);
+        drop(left);
+        Ok(())
     }
 
     /// Records the end of the taken WQE `seq` (a flushed one keeps its

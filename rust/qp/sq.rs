@@ -16,8 +16,12 @@ use crate::{
 };
 use kernel::prelude::*;
 
-/// A WQE the engine took: what its completion needs, in 16 octets (a QP
-/// keeps one per SQ slot: 2 KiB for perftest's 128).
+/// A WQE the engine took: what its completion needs, in 16 octets. A QP
+/// keeps one per WQE in flight, in an array that starts at `TAKEN_START`
+/// entries and doubles up to one per SQ slot when the engine finds it full
+/// ([`SendQueue::taken_wanted`]): Sends and Writes complete once they are in
+/// the socket, so a bulk stream keeps a few in flight; Reads and Atomics
+/// wait for their responses, up to ORD of them and the WQEs behind.
 #[derive(Clone, Copy)]
 pub(super) struct Taken {
     pub(super) wr_id: u64,
@@ -31,6 +35,9 @@ pub(super) struct Taken {
     /// (its `IB_WC_*` value, below 64) in the [`CODE`] bits.
     state: u8,
 }
+
+/// Entries of a new QP's taken-WQE array (256 octets).
+const TAKEN_START: usize = 16;
 
 const SIGNALED: u8 = 0x80;
 const DONE: u8 = 0x40;
@@ -106,6 +113,8 @@ pub(super) struct SendQueue {
     posted: Posted,
     /// WQEs the engine took, oldest first.
     taken: Fifo<Taken>,
+    /// The size `taken` grows to: one entry per SQ slot.
+    taken_max: usize,
     /// Sequence number of `taken`'s oldest entry.
     base_seq: u64,
     /// Someone is completing taken WQEs (keeps the completions in order).
@@ -117,7 +126,8 @@ impl SendQueue {
     pub(super) fn kernel(size: usize) -> Result<Self> {
         Ok(Self {
             posted: Posted::Kernel(Fifo::new(size)?),
-            taken: Fifo::new(size)?,
+            taken: Fifo::new(size.min(TAKEN_START))?,
+            taken_max: size,
             base_seq: 0,
             reaping: false,
         })
@@ -132,7 +142,8 @@ impl SendQueue {
                 head: 0,
                 next: 0,
             }),
-            taken: Fifo::new(size)?,
+            taken: Fifo::new(size.min(TAKEN_START))?,
+            taken_max: size,
             base_seq: 0,
             reaping: false,
         })
@@ -197,9 +208,31 @@ impl SendQueue {
         }
     }
 
+    /// The size the taken-WQE array must grow to before the next
+    /// [`Self::take`] if it is full (doubled, at most one entry per SQ
+    /// slot); `Err` if it is full at one entry per SQ slot, which no posted
+    /// WQE can meet (every SQ slot is taken).
+    pub(super) fn taken_wanted(&self) -> Result<Option<usize>, ()> {
+        let cap = self.taken.capacity();
+        if self.taken.len() < cap {
+            Ok(None)
+        } else if cap < self.taken_max {
+            Ok(Some(cap.saturating_mul(2).min(self.taken_max)))
+        } else {
+            Err(())
+        }
+    }
+
+    /// Replaces the taken-WQE array by the larger, empty `bigger`, keeping
+    /// its entries; returns the array left over, to be freed by the caller
+    /// outside its lock.
+    pub(super) fn grow_taken(&mut self, bigger: Fifo<Taken>) -> Fifo<Taken> {
+        self.taken.grow_into(bigger)
+    }
+
     /// The WQE [`Self::next`] returned (`w`) now belongs to the engine;
-    /// returns its sequence number. `None` if the queue cannot track it
-    /// (never: `taken` has a slot per SQ slot).
+    /// returns its sequence number. `None` if the taken-WQE array is full
+    /// ([`Self::taken_wanted`] says how to grow it).
     pub(super) fn take(&mut self, w: &SendWqe) -> Option<u64> {
         let slot = match &self.posted {
             // The low 16 bits (`Taken::slot`).

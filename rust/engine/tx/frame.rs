@@ -4,7 +4,7 @@
 //! from the protocol core's framer), its payload copied or referenced
 //! zero-copy, and the Terminate message (RFC 5040 §4.8).
 
-use super::{Done, Msg, Src, TxState, FRAME_EXTRA, LARGE_PAYLOAD, MAX_HEADERS};
+use super::{Done, Msg, Src, TxState, FRAME_EXTRA, LARGE_PAYLOAD, MAX_HEADERS, WIRE_BATCH};
 use crate::{
     engine::Engine,
     ffi::{crc::KernelCrc32c, zc::Segs},
@@ -173,17 +173,42 @@ impl Engine {
     }
 }
 
-/// Replaces the empty wire buffer by one of its full size `cap` when a copied
-/// FPDU wants `need` octets and the buffer is smaller (`WIRE_START`). TX runs
-/// in process context (the work item, or a doorbell's system call) under the
-/// TX mutex, so the allocation may sleep; if it fails, the buffer stays as it
-/// is and the FPDU is framed smaller.
+/// Replaces the empty wire buffer when a copied FPDU wants `need` octets and
+/// the buffer is smaller: by one of `WIRE_BATCH` octets if that is enough,
+/// otherwise by one of its full size `cap`. TX runs in process context (the
+/// work item, or a doorbell's system call) under the TX mutex, so the
+/// allocation may sleep; if it fails, the buffer stays as it is and the FPDU
+/// is framed smaller.
 fn grow_wire(wire: &mut KVVec<u8>, cap: usize, need: usize) {
     if wire.len() >= cap || need <= wire.len() {
         return;
     }
-    if let Ok(w) = KVVec::from_elem(0u8, cap, GFP_KERNEL) {
+    let size = if need <= WIRE_BATCH {
+        WIRE_BATCH.min(cap)
+    } else {
+        cap
+    };
+    if let Ok(w) = KVVec::from_elem(0u8, size, GFP_KERNEL) {
         *wire = w;
+    }
+}
+
+/// Replaces the wire buffer by one of `size` octets if it is smaller, with
+/// its first `used` octets (an FPDU framed already) copied over; in process
+/// context under the TX mutex, as [`grow_wire`]. If the allocation fails,
+/// the buffer stays as it is (fewer FPDUs coalesce in it).
+pub(super) fn grow_wire_keep(wire: &mut KVVec<u8>, size: usize, used: usize) {
+    if wire.len() >= size {
+        return;
+    }
+    let Some(framed) = wire.get(..used) else {
+        return;
+    };
+    if let Ok(mut w) = KVVec::from_elem(0u8, size, GFP_KERNEL) {
+        if let Some(dst) = w.get_mut(..used) {
+            dst.copy_from_slice(framed);
+            *wire = w;
+        }
     }
 }
 

@@ -39,13 +39,19 @@ const _: () = assert!(crate::ffi::zc::MAX_SEGS >= LARGE_PAYLOAD as usize / 4096 
 /// socket in one call (`Engine::coalesce`).
 const COALESCE_ROOM: usize = 4096;
 /// The wire buffer a connection starts with (at most its full size), one
-/// 2 KiB allocation: room for the headers of a zero-copy FPDU, or copied
-/// FPDUs of up to about 2 KiB (small messages, coalesced while half of it
-/// is free: some 25 Atomic Responses). It grows to the full size (MULPDU,
-/// `FRAME_EXTRA`, `COALESCE_ROOM`) the first time a copied FPDU wants more
-/// (`grow_wire`): a QP that only sends small or zero-copy messages keeps
-/// 2 KiB, not the 64 KiB and more that a loopback MTU's MULPDU needs.
-const WIRE_START: usize = 2048;
+/// 512-octet allocation: room for the headers of a zero-copy FPDU, or a
+/// copied FPDU of a small message (inline data, an Atomic, a short Read
+/// Response). It grows to `WIRE_BATCH` the first time a burst of small
+/// messages coalesces in it, and to the full size (MULPDU, `FRAME_EXTRA`,
+/// `COALESCE_ROOM`) the first time a copied FPDU wants more (`grow_wire`):
+/// a QP that only sends zero-copy messages, or small ones one at a time,
+/// keeps 512 octets, not the 64 KiB and more that a loopback MTU's MULPDU
+/// needs.
+const WIRE_START: usize = 512;
+/// The wire buffer of a connection that coalesced a burst of small messages
+/// (while half of it is free: some 25 Atomic Responses go in one socket
+/// call).
+const WIRE_BATCH: usize = 2048;
 /// Octets a TX run in a poster's system call sends before it hands the rest
 /// to the work item (checked when an FPDU has gone out, so at least one
 /// goes, small ones coalesced behind it). A message of this size or less
@@ -151,7 +157,7 @@ pub(super) struct TxState {
     /// The copied octets of the FPDU being sent: `wire[..hlen]` go before
     /// the page pieces `zc`, `wire[hlen..len]` (PAD, CRC) after them.
     wire: KVVec<u8>,
-    /// The size `wire` grows to (`WIRE_START`).
+    /// The size `wire` grows to at most (it starts at `WIRE_START`).
     wire_cap: usize,
     len: usize,
     hlen: usize,
@@ -506,8 +512,13 @@ impl Engine {
     /// Atomic Requests and Responses): one socket call, and one segment,
     /// for a burst of them.
     fn coalesce(self: &Arc<Self>, tx: &mut TxState) {
+        if tx.cur.is_none() && tx.batch && tx.zc_len == 0 && matches!(tx.after, Done::Nothing) {
+            // A burst: the buffer grows to coalesce it, keeping the FPDU
+            // framed in it.
+            frame::grow_wire_keep(&mut tx.wire, WIRE_BATCH.min(tx.wire_cap), tx.len);
+        }
         // Another FPDU goes behind while `fpdu_max` octets are free: the
-        // coalescing room of a grown buffer, half of a `WIRE_START` one.
+        // coalescing room of a fully grown buffer, half of a smaller one.
         let fpdu_max = tx
             .wire
             .len()

@@ -8,7 +8,7 @@ use super::{Done, Msg, Src, TxState};
 use crate::{
     counters::Counter,
     cq::WcStatus,
-    engine::{local, AtomicSink, Engine, Local, Outbound},
+    engine::{local, AtomicSink, Engine, Local, Outbound, Untaken},
     mem::Access,
     proto::{
         atomic::{AOpCode, AtomicFields},
@@ -113,12 +113,33 @@ impl Engine {
                 }
                 let byte_len = u32::try_from(w.len()).unwrap_or(u32::MAX);
                 // One call hands the peeked WQE over (TX is the SQ's only
-                // consumer, so it is still the oldest posted); `None`: the QP
-                // left RTS meanwhile, and its flush completes the WQE.
-                let Some((seq, posted)) = self.qp.sq_take(&w) else {
-                    drop(s);
-                    drop(orq);
-                    return None;
+                // consumer, so it is still the oldest posted).
+                let (seq, posted) = match self.qp.sq_take(&w) {
+                    Ok(t) => t,
+                    // The QP left RTS meanwhile: its flush completes the WQE.
+                    Err(Untaken::Inactive) => {
+                        drop(s);
+                        drop(orq);
+                        return None;
+                    }
+                    // The array of WQEs in flight is full: grown below,
+                    // without the locks, then the WQE is looked at again.
+                    Err(Untaken::Full) => {
+                        drop(s);
+                        drop(orq);
+                        // Each growth doubles the array, up to a slot per
+                        // SQ slot: this retries a bounded number of times.
+                        if let Err(e) = self.qp.sq_grow() {
+                            pr_warn!(
+                                "QP {}: cannot track more WQEs in flight ({:?}), QP to ERROR\n",
+                                self.qp.num(),
+                                e
+                            );
+                            self.fail(None);
+                            return None;
+                        }
+                        continue;
+                    }
                 };
                 let mut request_id = 0;
                 match core::mem::replace(&mut orq, OrqEntry::No) {
