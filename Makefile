@@ -30,14 +30,24 @@ ifdef LLVM
 llvm_arg := LLVM=$(LLVM)
 endif
 
+# Kbuild rebuilds an object when its command line or a dependency changes, but a
+# module's command lines name the kernel tree by relative paths, and a tree built
+# earlier than the module's objects looks older: after `make KDIR=<another tree>`
+# (or a tree rebuilt with another .config) the objects of the last tree would be
+# linked again, and the kernel refuses the result. The tree and its .config are
+# recorded in .rsiw-kdir; when they change, the module's outputs go first.
+kdir_id := $(abspath $(KDIR)) $(shell cksum < $(KDIR)/.config)
+
 all modules:
+	@if [ "$$(cat .rsiw-kdir 2>/dev/null)" != "$(kdir_id)" ]; then \
+	    $(MAKE) --no-print-directory clean && echo "$(kdir_id)" > .rsiw-kdir; fi
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(llvm_arg) modules
 
 # Not Kbuild's M= clean: that deletes every *.o/*.a below the module directory,
 # cargo's target/ included. Remove exactly what the module build writes.
 clean:
 	rm -f rsiw.ko rsiw.o rsiw.mod rsiw.mod.c rsiw.mod.o .module-common.o \
-	      Module.symvers modules.order rust/ffi/bindings_generated.rs
+	      Module.symvers modules.order rust/ffi/bindings_generated.rs .rsiw-kdir
 	find . rust -maxdepth 1 -name '.*.cmd' -type f -delete
 	find rust -path rust/proto -prune -o -path rust/abi -prune -o \
 	     \( -name '*.o' -o -name '*.d' -o -name '.*.cmd' \) -type f -print | xargs rm -f
