@@ -27,16 +27,19 @@ use kernel::{alloc::KVec, prelude::*, sync::Arc};
 /// one Recv or PeerTerminate plus one each of Reap, Kick and Resume (queued
 /// once per batch, see `Sink::defer`): the parser is stopped at an FPDU
 /// boundary while fewer than `PER_FPDU` slots are free (`Sink::saturated`).
-/// As many as `DEFER_BYTES` hold (32 on x86_64): an action keeps only the
-/// receive WQE's id, so each of the two queues of a connection is one 1 KiB
+/// As many as `DEFER_BYTES` hold (16 on x86_64): an action keeps only the
+/// receive WQE's id, so the queue of a connection is one 512-octet
 /// allocation.
 const DEFER: usize = DEFER_BYTES / core::mem::size_of::<Option<Action>>();
-/// The size of one queue of deferred actions.
-const DEFER_BYTES: usize = 1024;
+/// The size of the queue of deferred actions.
+const DEFER_BYTES: usize = 512;
 /// Deferred actions one FPDU can add at most.
 const PER_FPDU: usize = 4;
-// A queue takes several FPDUs' actions before the parser stops for it.
+// The queue takes several FPDUs' actions before the parser stops for it.
 const _: () = assert!(DEFER >= 4 * PER_FPDU);
+/// Deferred actions `run_deferred` takes out of the queue per RX lock hold:
+/// they are run from the stack, without the lock.
+const DEFER_CHUNK: usize = 4;
 
 /// A segment with this much payload or more makes the stream a bulk one,
 /// whose queued octets the softirq may leave to the work item
@@ -112,13 +115,13 @@ pub(super) struct RxCtx {
     seg: Seg,
     pending: Pending,
     /// `DEFER` slots, allocated once: an `Action` holds a receive WQE, and
-    /// an inline array of them (about 4 KiB) made the engine's constructor
-    /// a 12 KiB stack frame, live under the socket drain of `Stream::attach`.
+    /// an inline array of them made the engine's constructor a large stack
+    /// frame, live under the socket drain of `Stream::attach`.
     deferred: KVec<Option<Action>>,
+    /// Slots of `deferred` in use.
     n_deferred: usize,
-    /// A second `DEFER` slots: `run_deferred` swaps them with `deferred` and
-    /// runs the batch without the lock, then gives them back empty.
-    spare: KVec<Option<Action>>,
+    /// `run_deferred` is taking `deferred[..n_deferred]` out, in chunks.
+    draining: bool,
     /// Stop parsing: an error or a Terminate ended the stream.
     dead: bool,
     /// Responder in peer-to-peer mode before the RTR: RX's own copy of
@@ -136,10 +139,8 @@ pub(super) struct RxState {
 impl RxState {
     pub(super) fn new(parser: RxParser<KernelCrc32c>, rtr_wait: bool) -> Result<Self> {
         let mut deferred = KVec::with_capacity(DEFER, GFP_KERNEL)?;
-        let mut spare = KVec::with_capacity(DEFER, GFP_KERNEL)?;
         for _ in 0..DEFER {
             deferred.push(None, GFP_KERNEL)?;
-            spare.push(None, GFP_KERNEL)?;
         }
         Ok(Self {
             parser,
@@ -149,7 +150,7 @@ impl RxState {
                 pending: Pending::None,
                 deferred,
                 n_deferred: 0,
-                spare,
+                draining: false,
                 dead: false,
                 rtr_wait,
             },
@@ -718,29 +719,48 @@ impl Engine {
         data.len()
     }
 
-    /// Runs what the sink deferred: the batch is taken in one RX lock hold
-    /// (the queue's slots swapped with the spare ones) and run unlocked.
+    /// Runs what the sink deferred, in order: `DEFER_CHUNK` actions at a
+    /// time are taken out of the queue under the RX lock and run without
+    /// it (they complete WQEs and start TX, which take other locks).
     fn run_deferred(self: &Arc<Self>) {
-        let mut batch = {
-            let mut st = self.rx.lock();
-            let ctx = &mut st.ctx;
-            if ctx.n_deferred == 0 {
+        let mut next = 0;
+        loop {
+            let mut chunk: [Option<Action>; DEFER_CHUNK] = [const { None }; DEFER_CHUNK];
+            {
+                let mut st = self.rx.lock();
+                let ctx = &mut st.ctx;
+                // RX is serialized by the socket lock, so no batch should
+                // start while one runs; if one did, the running batch
+                // drains what it queued (it reads `n_deferred` again for
+                // every chunk).
+                if next == 0 {
+                    if ctx.n_deferred == 0 || ctx.draining {
+                        return;
+                    }
+                    ctx.draining = true;
+                }
+                let end = ctx.n_deferred;
+                let queued = ctx.deferred.get_mut(next..end).unwrap_or(&mut []);
+                for (dst, src) in chunk.iter_mut().zip(queued.iter_mut()) {
+                    *dst = src.take();
+                }
+                next = end.min(next + DEFER_CHUNK);
+                if next >= end {
+                    // This chunk ends the queue: it is empty when it runs.
+                    ctx.n_deferred = 0;
+                    ctx.draining = false;
+                    next = usize::MAX;
+                }
+            }
+            self.run_actions(&mut chunk);
+            if next == usize::MAX {
                 return;
             }
-            // The spare slots are missing only while another batch runs,
-            // which RX (serialized by the socket lock) should never overlap;
-            // then the queue stays where it is and the next batch takes it.
-            // Were RX to run meanwhile and fill the set swapped in, its next
-            // feed would take nothing and `rx` would drop the rest of the
-            // piece: not seen, and no such path is known, but nothing here
-            // guards against it.
-            if ctx.spare.len() < DEFER {
-                return;
-            }
-            ctx.n_deferred = 0;
-            let spare = core::mem::take(&mut ctx.spare);
-            core::mem::replace(&mut ctx.deferred, spare)
-        };
+        }
+    }
+
+    /// Runs deferred actions, up to the first empty slot.
+    fn run_actions(self: &Arc<Self>, batch: &mut [Option<Action>]) {
         for a in batch.iter_mut() {
             match a.take() {
                 Some(Action::Recv {
@@ -769,6 +789,5 @@ impl Engine {
                 None => break,
             }
         }
-        self.rx.lock().ctx.spare = batch;
     }
 }

@@ -39,15 +39,18 @@ const _: () = assert!(crate::ffi::zc::MAX_SEGS >= LARGE_PAYLOAD as usize / 4096 
 /// socket in one call (`Engine::coalesce`).
 const COALESCE_ROOM: usize = 4096;
 /// The wire buffer a connection starts with (at most its full size), one
-/// 512-octet allocation: room for the headers of a zero-copy FPDU, or a
-/// copied FPDU of a small message (inline data, an Atomic, a short Read
-/// Response). It grows to `WIRE_BATCH` the first time a burst of small
-/// messages coalesces in it, and to the full size (MULPDU, `FRAME_EXTRA`,
-/// `COALESCE_ROOM`) the first time a copied FPDU wants more (`grow_wire`):
-/// a QP that only sends zero-copy messages, or small ones one at a time,
-/// keeps 512 octets, not the 64 KiB and more that a loopback MTU's MULPDU
-/// needs.
-const WIRE_START: usize = 512;
+/// 128-octet allocation: room for the headers, PAD and CRC of a zero-copy
+/// FPDU (`MAX_HEADERS`, `FRAME_EXTRA`), a Terminate, or a copied FPDU of a
+/// small message (8-octet inline data, an Atomic, a short Read Response).
+/// It grows to `WIRE_BATCH` the first time a burst of small messages
+/// coalesces in it or a copied FPDU wants more, and to the full size
+/// (MULPDU, `FRAME_EXTRA`, `COALESCE_ROOM`) the first time a copied FPDU
+/// wants more than that (`grow_wire`): a QP that only sends zero-copy
+/// messages, or tiny ones one at a time, keeps 128 octets, not the 64 KiB
+/// and more that a loopback MTU's MULPDU needs.
+const WIRE_START: usize = 128;
+// The headers of any FPDU and the trailer fit the first buffer.
+const _: () = assert!(WIRE_START >= MAX_HEADERS + FRAME_EXTRA + 64);
 /// The wire buffer of a connection that coalesced a burst of small messages
 /// (while half of it is free: some 25 Atomic Responses go in one socket
 /// call).
