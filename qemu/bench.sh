@@ -157,16 +157,56 @@ kmem() {
          /^VmallocUsed:/ { v = $2 } END { print s, v, t - f }' /proc/meminfo
 }
 
+# slabs FILE: active objects and object size per slab cache, if the kernel has
+# /proc/slabinfo (SLUB_DEBUG: the debug flavour; the perf flavour keeps SLUB_TINY, whose
+# slab memory per QP is exact, and has none).
+slabs() {
+    if [ -r /proc/slabinfo ]; then
+        awk 'NR > 2 { print $1, $2, $4 }' /proc/slabinfo > "$1"
+    else
+        : > "$1"
+    fi
+}
+
+# slab_growth BEFORE AFTER N: the slab caches that grew or shrank by 0.2 objects per QP
+# or more between two `slabs` files, with octets per QP (objects × object size), the
+# largest first.
+slab_growth() {
+    awk -v n="$3" 'FNR == NR { a[$1] = $2; next }
+        { d = ($2 - a[$1]) / n; if (d >= 0.2 || d <= -0.2) printf "%d %s %.2f %d\n", d * $3, $1, d, $3 }' \
+        "$1" "$2" | sort -n -r | awk '{ printf "%s %+.2f x %d = %+d octets/QP; ", $2, $3, $4, $1 }'
+}
+
+# tcp_socks: TCP sockets here that are not listening (kernel sockets, iWARP's, count).
+tcp_socks() {
+    awk 'FNR > 1 && $4 != "0A" { n++ } END { print n + 0 }' /proc/net/tcp /proc/net/tcp6
+}
+
+# rts_qps DEV: DEV's QPs in RTS.
+rts_qps() {
+    rdma resource show qp link "$1/1" 2>/dev/null | grep -c ' state RTS '
+}
+
 # qp_memory DEV: memory per QP with QPS connected QPs on each side (perftest's
 # default depths, `ib_write_bw -q`), both sides in this VM: what the device adds
 # to slab, vmalloc and all memory in use, while the connections are up, divided
 # by the QPs (2 × QPS). perftest's own memory is the same for every device.
+# The connections of the runs before close first (up to 90 s: TIME-WAIT is 60), so
+# that their sockets are not freed during the measurement, and the sample is taken
+# once perftest has connected every QP (up to 30 s).
 QPS=${BENCH_MEM_QPS:-100}
 qp_memory() {
+    i=0
+    while [ "$(tcp_socks)" -gt 0 ] && [ $i -lt 90 ]; do
+        sleep 1
+        i=$((i + 1))
+    done
+    echo "RSIW-BENCH info memory $1: $(tcp_socks) TCP sockets left over after $i s"
     sync
     echo 2 > /proc/sys/vm/drop_caches
     set -- "$1" $(kmem)
     d=$1 s0=$2 v0=$3 u0=$4
+    slabs /tmp/slabs-before
     port=$((port + 1))
     ib_write_bw -F -d "$d" -R -q "$QPS" -D 20 -s 4096 -p $port > /tmp/mem-srv.log 2>&1 &
     srv=$!
@@ -174,9 +214,16 @@ qp_memory() {
     wait_tcp_listen $port
     ib_write_bw -F -d "$d" -R -q "$QPS" -D 20 -s 4096 -p $port 10.0.2.15 > /tmp/mem-cli.log 2>&1 &
     cli=$!
-    # The QPs are connected once traffic flows; sample in the middle of the run.
-    sleep 12
+    # Sample once every QP is connected (in RTS), a moment later: the traffic flows.
+    i=0
+    while [ "$(rts_qps "$d")" -lt $((2 * QPS)) ] && [ $i -lt 30 ]; do
+        sleep 1
+        i=$((i + 1))
+    done
+    sleep 2
+    echo "RSIW-BENCH info memory $d: $(rts_qps "$d") of $((2 * QPS)) QPs in RTS after $i s"
     set -- $(kmem)
+    slabs /tmp/slabs-during
     wait $cli; rc=$?
     wait $srv
     if [ $rc -ne 0 ]; then
@@ -187,6 +234,8 @@ qp_memory() {
     fi
     n=$((2 * QPS))
     echo "RSIW-BENCH info memory $d: slab $s0 -> $1 KiB, vmalloc $v0 -> $2 KiB, in use $u0 -> $3 KiB with $n QPs"
+    [ -s /tmp/slabs-during ] &&
+        echo "RSIW-BENCH info slab caches $d: $(slab_growth /tmp/slabs-before /tmp/slabs-during $n)"
     echo "RSIW-BENCH $d qp-slab KiB/QP $(( ($1 - s0) / n ))"
     echo "RSIW-BENCH $d qp-vmalloc KiB/QP $(( ($2 - v0) / n ))"
     echo "RSIW-BENCH $d qp-memory KiB/QP $(( ($3 - u0) / n ))"
