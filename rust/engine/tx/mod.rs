@@ -49,7 +49,9 @@ const COALESCE_ROOM: usize = 4096;
 /// messages, or tiny ones one at a time, keeps 128 octets, not the 64 KiB
 /// and more that a loopback MTU's MULPDU needs.
 const WIRE_START: usize = 128;
-// The headers of any FPDU and the trailer fit the first buffer.
+// The headers and trailer of any FPDU fit the first buffer, with 64 octets
+// of copied payload: more than a Terminate carries (its control field, the
+// DDP Segment Length and the two headers it quotes; RFC 5040 §4.8).
 const _: () = assert!(WIRE_START >= MAX_HEADERS + FRAME_EXTRA + 64);
 /// The wire buffer of a connection that coalesced a burst of small messages
 /// (while half of it is free: some 25 Atomic Responses go in one socket
