@@ -56,7 +56,7 @@ check_output() {
         fail "$name" "\`$*\` exited $rc: $(printf '%s' "$out" | tail -n 1)"; return 1
     fi
     if printf '%s\n' "$out" | grep -Eq -- "$re"; then pass "$name"; return 0; fi
-    fail "$name" "\`$*\` printed nothing matching /$re/"
+    fail "$name" "\`$*\` printed nothing matching /$re/; its last line: $(printf '%s' "$out" | tail -n 1 | cut -c 1-200)"
     return 1
 }
 

@@ -38,11 +38,19 @@ wait $trickler
 cat /tmp/trickle.log
 kill $server
 wait $server
-# Each was reset at its deadline: 8 s after its accept (the tool polls every 500 ms
-# and measures from its own connect).
-check_output "each trickling connection is reset when its frame deadline passes" \
-    '^closed 300 of 300, after ([7-9][0-9]{3}|1[0-2][0-9]{3})\.\.([7-9][0-9]{3}|1[0-2][0-9]{3}) ms; refused 0' \
-    cat /tmp/trickle.log
+# Each was reset at its deadline: not before 8 s after its accept (the tool measures
+# from its own connect and polls every 500 ms: 7 s), and long before the Request could
+# be whole (266 s) or the trickler gives up (45 s). The deadline starts at the
+# responder's accept, which the tool cannot see: rping listens with a backlog of 3, and
+# when the accept work falls behind (it shares its queue with 600 octet arrivals a
+# second) the kernel drops the handshake's last ACK and the connection is accepted
+# only after a SYN-ACK retransmission (1, 2, 4 s). Hence the upper bound of 30 s; on
+# an idle host all are reset 8.0-9.2 s after their connect.
+res=$(grep '^closed ' /tmp/trickle.log)
+lo=$(printf '%s' "$res" | sed -n 's/^closed 300 of 300, after \([0-9]*\)\.\.\([0-9]*\) ms .*; refused 0$/\1/p')
+hi=$(printf '%s' "$res" | sed -n 's/^closed 300 of 300, after \([0-9]*\)\.\.\([0-9]*\) ms .*; refused 0$/\2/p')
+check "each trickling connection is reset when its frame deadline passes (${res:-no result})" \
+    test "${lo:-0}" -ge 7000 -a "${hi:-99999}" -lt 30000
 check_output "the deadline is in dmesg (rate-limited)" \
     'MPA Request not complete within mpa_timeout_ms: reset' dmesg
 

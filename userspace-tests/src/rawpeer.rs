@@ -444,18 +444,20 @@ fn trickle(addr: &str, conns: usize, interval: Duration, seconds: u64) -> Result
             }
         }
     }
-    let times: Vec<Duration> = all.iter().filter_map(|t| t.closed).collect();
+    let mut times: Vec<Duration> = all.iter().filter_map(|t| t.closed).collect();
+    times.sort_unstable();
     let refused = all
         .iter()
         .filter(|t| t.closed.is_some_and(|c| c < Duration::from_secs(1)) && t.sent <= 1)
         .count();
     let ms = |d: Option<&Duration>| d.map_or(0, |d| d.as_millis());
     println!(
-        "closed {} of {}, after {}..{} ms; refused {refused}",
+        "closed {} of {}, after {}..{} ms (median {}); refused {refused}",
         times.len(),
         all.len(),
-        ms(times.iter().min()),
-        ms(times.iter().max()),
+        ms(times.first()),
+        ms(times.last()),
+        ms(times.get(times.len() / 2)),
     );
     if !connecting.is_empty() {
         println!("never connected {}", connecting.len());
