@@ -47,9 +47,11 @@ wait $server
 # only after a SYN-ACK retransmission (1, 2, 4 s). Hence the upper bound of 30 s; on
 # an idle host all are reset 8.0-9.2 s after their connect.
 res=$(grep '^closed ' /tmp/trickle.log)
+drops=$(awk '/^TcpExt:/ { if (n) { for (i = 2; i <= NF; i++) if (k[i] == "ListenOverflows") print $i }
+    else { n = 1; for (i = 2; i <= NF; i++) k[i] = $i } }' /proc/net/netstat 2>/dev/null)
 lo=$(printf '%s' "$res" | sed -n 's/^closed 300 of 300, after \([0-9]*\)\.\.\([0-9]*\) ms .*; refused 0$/\1/p')
 hi=$(printf '%s' "$res" | sed -n 's/^closed 300 of 300, after \([0-9]*\)\.\.\([0-9]*\) ms .*; refused 0$/\2/p')
-check "each trickling connection is reset when its frame deadline passes (${res:-no result})" \
+check "each trickling connection is reset when its frame deadline passes (${res:-no result}; listen overflows ${drops:-?})" \
     test "${lo:-0}" -ge 7000 -a "${hi:-99999}" -lt 30000
 check_output "the deadline is in dmesg (rate-limited)" \
     'MPA Request not complete within mpa_timeout_ms: reset' dmesg
