@@ -424,7 +424,7 @@ impl<C: Crc32c> RxParser<C> {
                 }
                 // The next call can take the next FPDU whole if it fits the
                 // limit at all; one longer than the limit is cut anyway.
-                if used > 0 && fpdu_len(rest).map_or(true, |n| n <= max) {
+                if used > 0 && !matches!(fpdu_len(rest), Some(n) if n > max) {
                     break;
                 }
             }

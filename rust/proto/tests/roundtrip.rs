@@ -190,15 +190,14 @@ fn resumed_at_any_offset_round_trip() {
     let mut rng = Rng(0x0bad_cafe_f00d_0001);
     let mut msgs = messages(&mut rng);
     // Large payloads too, for MULPDUs beyond an MSS.
-    let mut msn = 1 + msgs
+    let first_msn = 1 + msgs
         .iter()
         .filter(|(m, _)| matches!(m.ddp, Buffer::Untagged { qn: 0, .. }))
         .count() as u32;
-    for len in [65_535u32, 65_536, 200_001] {
+    for (len, msn) in [65_535u32, 65_536, 200_001].into_iter().zip(first_msn..) {
         let p: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
         msgs.push((TxMessage::tagged(Opcode::Write, 9, 1 << 40, len), p.clone()));
         msgs.push((TxMessage::send(Opcode::Send, msn, 0, len), p));
-        msn += 1;
     }
     for crc in [false, true] {
         for markers in [false, true] {

@@ -672,11 +672,11 @@ pub fn run(o: &Opts) -> Result<bool, String> {
                 on_event(&mut cx, c, &ev);
             }
         }
-        for s in 0..slots.len() {
-            let Some(c) = slots[s].as_mut() else { continue };
+        for (s, slot) in slots.iter_mut().enumerate() {
+            let Some(c) = slot.as_mut() else { continue };
             busy |= c.poll(&mut cx);
             if let Next::Gone { reopen } = step(&mut cx, c, finishing) {
-                slots[s] = None;
+                *slot = None;
                 busy = true;
                 if reopen {
                     to_open.push(s);

@@ -197,7 +197,7 @@ pub fn run(o: &Opts) -> Result<bool, String> {
     let mut idle = 0u32;
     let mut last_report = Instant::now();
     let mut removed = false;
-    while !STOP.load(Ordering::Relaxed) && !end.is_some_and(|e| Instant::now() >= e) && !removed {
+    while !STOP.load(Ordering::Relaxed) && end.is_none_or(|e| Instant::now() < e) && !removed {
         let mut busy = false;
         while let Some(ev) = chan.event(0).map_err(io)? {
             busy = true;
