@@ -166,9 +166,10 @@ struct Inner {
     phase: Phase,
     /// The connection's cm_id, once there is one to report to.
     cm_id: Option<CmId>,
-    /// The QP arming this endpoint works for (a QP connection's attempt);
+    /// The QP arming this endpoint works for (a QP connection's attempt;
+    /// boxed, so that the endpoints of iw_cm connections stay small);
     /// `None` once cancelled: only touched with `inner` held.
-    qp: Option<QpAttempt>,
+    qp: Option<KBox<QpAttempt>>,
 }
 
 /// One connection, initiator or responder.
@@ -199,6 +200,13 @@ pub(crate) struct Endpoint {
 impl_has_work! {
     impl HasWork<Self> for Endpoint { self.work }
 }
+
+// Every connection keeps its endpoint while it is up: with the `Arc`'s count
+// it is a 256-octet allocation on kernels without lock debugging (a QP
+// connection's attempt is boxed for that, `Inner::qp`). Per-QP memory is a
+// target (`performance.md`).
+#[cfg(not(any(CONFIG_DEBUG_SPINLOCK, CONFIG_DEBUG_LOCK_ALLOC, CONFIG_DEBUG_MUTEXES)))]
+const _: () = assert!(core::mem::size_of::<Endpoint>() <= 256 - 8);
 
 impl WorkItem for Endpoint {
     type Pointer = Arc<Endpoint>;

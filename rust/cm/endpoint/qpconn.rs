@@ -51,13 +51,17 @@ impl Endpoint {
             Phase::QpWait
         };
         let ep = Self::new(phase, None, qp.dev().counters())?;
-        {
-            let mut inner = ep.inner.lock();
-            inner.qp = Some(QpAttempt {
+        let attempt = KBox::new(
+            QpAttempt {
                 qp: qp.clone(),
                 job,
                 until_ms: now_ms() + i64::from(timeout),
-            });
+            },
+            GFP_KERNEL,
+        )?;
+        {
+            let mut inner = ep.inner.lock();
+            inner.qp = Some(attempt);
             if !job.target.active {
                 ep.new_deadline(timeout);
             }
