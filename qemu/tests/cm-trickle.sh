@@ -45,7 +45,7 @@ wait $server
 # when the accept work falls behind (it shares its queue with 600 octet arrivals a
 # second) the kernel drops the handshake's last ACK and the connection is accepted
 # only after a SYN-ACK retransmission (1, 2, 4 s). Hence the upper bound of 30 s; on
-# an idle host all are reset 8.0-9.2 s after their connect.
+# an idle host all are reset 8-9.5 s after their connect.
 res=$(grep '^closed ' /tmp/trickle.log)
 drops=$(awk '/^TcpExt:/ { if (n) { for (i = 2; i <= NF; i++) if (k[i] == "ListenOverflows") print $i }
     else { n = 1; for (i = 2; i <= NF; i++) k[i] = $i } }' /proc/net/netstat 2>/dev/null)
