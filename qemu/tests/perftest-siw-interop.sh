@@ -41,7 +41,7 @@ serve() {
     # perftest's Read latency server only serves: the client alone reports.
     [ "$t" = ib_read_lat ] && [ $rc -eq 0 ] && line="(no report on the Read server side)"
     if [ $rc -eq 0 ] && [ -n "$line" ]; then pass "$T server: $t $*: $line"
-    else fail "$T server: $t $*" "exit $rc: $(tail -n 2 /tmp/srv.log)"; fi
+    else cat /tmp/srv.log; fail "$T server: $t $*" "exit $rc: $(tail -n 2 /tmp/srv.log)"; fi
 }
 # connect TEST SIZE PORT OPTS…: perftest client to the peer's server once it is up.
 connect() {
@@ -52,7 +52,7 @@ connect() {
     rc=$?
     line=$(perftest_result /tmp/cli.log)
     if [ $rc -eq 0 ] && [ -n "$line" ]; then pass "$T client: $t $*: $line"
-    else fail "$T client: $t $*" "exit $rc: $(tail -n 2 /tmp/cli.log)"; fi
+    else cat /tmp/cli.log; dmesg | tail -n 20; fail "$T client: $t $*" "exit $rc: $(tail -n 2 /tmp/cli.log)"; fi
 }
 
 port=18900
