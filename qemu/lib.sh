@@ -325,6 +325,33 @@ capture_end() {
     fi
 }
 
+# wire_capture_start IFACE PORT: tcpdump of TCP port PORT on IFACE (whole packets) into
+# /tmp/wire.pcap, in the background ($wire_td), for wire_capture_end.
+wire_capture_start() {
+    rm -f /tmp/wire.pcap
+    tcpdump -Z root -U -i "$1" -n -s 0 -B 16384 -w /tmp/wire.pcap tcp port "$2" > /tmp/wire-td.log 2>&1 &
+    wire_td=$!
+    # tcpdump prints "listening on" once its socket is bound.
+    retry 10 grep -q "listening on" /tmp/wire-td.log
+}
+
+# wire_capture_end PORT FAILED: stops wire_capture_start's tcpdump; if FAILED is not 0
+# (the run it watched failed), recomputes the MPA CRC of every FPDU in the capture
+# (rsiw-pcap-crc: an independent reading of the octets on the wire, which tells whether
+# a CRC error an end reported was in what the other end sent) and prints what it
+# found. The capture is removed either way.
+wire_capture_end() {
+    sleep 1
+    kill "$wire_td" 2>/dev/null; wait "$wire_td"
+    if [ "$2" != 0 ]; then
+        grep -E "captured|dropped" /tmp/wire-td.log
+        echo "MPA CRC of each FPDU on the wire, port $1:"
+        rsiw-pcap-crc /tmp/wire.pcap "$1"
+        echo "rsiw-pcap-crc exit $?"
+    fi
+    rm -f /tmp/wire.pcap
+}
+
 # run_kverbs DEV LABEL PASSING FAILING PARAMS...: load rsiw_kverbs_test on DEV (the run
 # happens at load), then check each case in PASSING passed and each in FAILING failed.
 run_kverbs() {

@@ -25,6 +25,9 @@ dev_up "$T" "$D" eth1 || finish
 # sk_callback_lock with softirqs enabled (from release_sock), siw_rtr_data_ready
 # write-locks it in softirq. cm-siw-interop covers RTR with siw; here rsiw initiates
 # client-server (RFC 6581 without RTR) so a splat can only be rsiw's.
+# Each side captures its run on eth1; when a run fails, the MPA CRC of every FPDU in
+# the capture is recomputed (wire_capture_end), so that a CRC error either end reports
+# names the end that sent it.
 [ "$T" = rsiw ] && check "rsiw: mpa_peer_to_peer=N" sh -c 'echo N > /sys/module/rsiw/parameters/mpa_peer_to_peer'
 
 sync=7100
@@ -32,6 +35,7 @@ sync=7100
 serve() {
     t=$1 s=$2 p=$3; shift 3
     sync=$((sync + 1))
+    wire_capture_start eth1 "$p"
     timeout 240 "$t" -F -d "$D" ${s:+-s "$s"} -n "$ITERS" -p "$p" "$@" > /tmp/srv.log 2>&1 &
     srv=$!
     wait_rdma_listen && signal_peer $sync
@@ -40,19 +44,26 @@ serve() {
     line=$(perftest_result /tmp/srv.log)
     # perftest's Read latency server only serves: the client alone reports.
     [ "$t" = ib_read_lat ] && [ $rc -eq 0 ] && line="(no report on the Read server side)"
+    ok=0; [ $rc -eq 0 ] && [ -n "$line" ] || ok=1
+    [ $ok = 0 ] || { cat /tmp/srv.log; dmesg | tail -n 20; }
+    wire_capture_end "$p" $ok
     if [ $rc -eq 0 ] && [ -n "$line" ]; then pass "$T server: $t $*: $line"
-    else cat /tmp/srv.log; fail "$T server: $t $*" "exit $rc: $(tail -n 2 /tmp/srv.log)"; fi
+    else fail "$T server: $t $*" "exit $rc: $(tail -n 2 /tmp/srv.log)"; fi
 }
 # connect TEST SIZE PORT OPTS…: perftest client to the peer's server once it is up.
 connect() {
     t=$1 s=$2 p=$3; shift 3
     sync=$((sync + 1))
+    wire_capture_start eth1 "$p"
     wait_peer $sync
     timeout 240 "$t" -F -d "$D" ${s:+-s "$s"} -n "$ITERS" -p "$p" "$@" "$peer" > /tmp/cli.log 2>&1
     rc=$?
     line=$(perftest_result /tmp/cli.log)
+    ok=0; [ $rc -eq 0 ] && [ -n "$line" ] || ok=1
+    [ $ok = 0 ] || { cat /tmp/cli.log; dmesg | tail -n 20; }
+    wire_capture_end "$p" $ok
     if [ $rc -eq 0 ] && [ -n "$line" ]; then pass "$T client: $t $*: $line"
-    else cat /tmp/cli.log; dmesg | tail -n 20; fail "$T client: $t $*" "exit $rc: $(tail -n 2 /tmp/cli.log)"; fi
+    else fail "$T client: $t $*" "exit $rc: $(tail -n 2 /tmp/cli.log)"; fi
 }
 
 port=18900

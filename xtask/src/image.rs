@@ -121,9 +121,10 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
         Part::Built(bin) => {
             t.insert("usr/bin/rsiw-verbs-test", Entry::File(bin.clone(), 0o755));
             elves.push(bin.clone());
-            // Built by the same package: the raw MPA peer of the CM and RX tests, and
-            // the traffic generator of the fault and soak runs.
-            for name in ["rsiw-rawpeer", "rsiw-load"] {
+            // Built by the same package: the raw MPA peer of the CM and RX tests, the
+            // traffic generator of the fault and soak runs, and the MPA CRC check of
+            // captures.
+            for name in ["rsiw-rawpeer", "rsiw-load", "rsiw-pcap-crc"] {
                 let p = bin.with_file_name(name);
                 if p.exists() {
                     t.insert(&format!("usr/bin/{name}"), Entry::File(p.clone(), 0o755));
