@@ -21,25 +21,22 @@ use crate::{
     },
 };
 use core::sync::atomic::Ordering;
-use kernel::{alloc::KVec, prelude::*, sync::Arc};
+use kernel::{prelude::*, sync::Arc};
 
 /// Deferred actions queued per RX lock hold, at most. One FPDU adds at most
 /// one Recv or PeerTerminate plus one each of Reap, Kick and Resume (queued
 /// once per batch, see `Sink::defer`): the parser is stopped at an FPDU
 /// boundary while fewer than `PER_FPDU` slots are free (`Sink::saturated`).
-/// As many as `DEFER_BYTES` hold (16 on x86_64): an action keeps only the
-/// receive WQE's id, so the queue of a connection is one 512-octet
-/// allocation.
+/// The queue lives on the stack of `Engine::rx` (it is empty between two
+/// calls, which the socket lock serializes): `DEFER_BYTES` octets there
+/// instead of an allocation per connection.
 const DEFER: usize = DEFER_BYTES / core::mem::size_of::<Option<Action>>();
-/// The size of the queue of deferred actions.
+/// The size of the queue of deferred actions, on the stack of `Engine::rx`.
 const DEFER_BYTES: usize = 512;
 /// Deferred actions one FPDU can add at most.
 const PER_FPDU: usize = 4;
 // The queue takes several FPDUs' actions before the parser stops for it.
 const _: () = assert!(DEFER >= 4 * PER_FPDU);
-/// Deferred actions `run_deferred` takes out of the queue per RX lock hold:
-/// they are run from the stack, without the lock.
-const DEFER_CHUNK: usize = 4;
 
 /// A segment with this much payload or more makes the stream a bulk one,
 /// whose queued octets the softirq may leave to the work item
@@ -114,14 +111,6 @@ pub(super) struct RxCtx {
     recv: Option<Recv>,
     seg: Seg,
     pending: Pending,
-    /// `DEFER` slots, allocated once: an `Action` holds a receive WQE, and
-    /// an inline array of them made the engine's constructor a large stack
-    /// frame, live under the socket drain of `Stream::attach`.
-    deferred: KVec<Option<Action>>,
-    /// Slots of `deferred` in use.
-    n_deferred: usize,
-    /// `run_deferred` is taking `deferred[..n_deferred]` out, in chunks.
-    draining: bool,
     /// Stop parsing: an error or a Terminate ended the stream.
     dead: bool,
     /// Responder in peer-to-peer mode before the RTR: RX's own copy of
@@ -138,19 +127,12 @@ pub(super) struct RxState {
 
 impl RxState {
     pub(super) fn new(parser: RxParser<KernelCrc32c>, rtr_wait: bool) -> Result<Self> {
-        let mut deferred = KVec::with_capacity(DEFER, GFP_KERNEL)?;
-        for _ in 0..DEFER {
-            deferred.push(None, GFP_KERNEL)?;
-        }
         Ok(Self {
             parser,
             ctx: RxCtx {
                 recv: None,
                 seg: Seg::None,
                 pending: Pending::None,
-                deferred,
-                n_deferred: 0,
-                draining: false,
                 dead: false,
                 rtr_wait,
             },
@@ -165,10 +147,33 @@ impl RxState {
     }
 }
 
+/// Work the sink defers until the RX lock is released: `DEFER` slots on
+/// the stack of `Engine::rx`, filled in order.
+struct Deferred {
+    slots: [Option<Action>; DEFER],
+    n: usize,
+}
+
+impl Deferred {
+    fn new() -> Self {
+        Self {
+            slots: [const { None }; DEFER],
+            n: 0,
+        }
+    }
+
+    /// The queued actions, taken out in order; the queue is empty after.
+    fn take(&mut self) -> impl Iterator<Item = Action> + '_ {
+        let n = core::mem::take(&mut self.n);
+        self.slots.iter_mut().take(n).filter_map(Option::take)
+    }
+}
+
 /// The [`RxSink`] of one `feed`.
 struct Sink<'a> {
     eng: &'a Engine,
     ctx: &'a mut RxCtx,
+    deferred: &'a mut Deferred,
 }
 
 impl Sink<'_> {
@@ -177,8 +182,9 @@ impl Sink<'_> {
         // so one of each per batch does it all; queuing one per FPDU would
         // overflow `DEFER` on a burst of small responses (17 Atomic
         // Responses of 36 octets fit in one chunk).
+        let q = &mut *self.deferred;
         if matches!(a, Action::Reap | Action::Kick | Action::Resume) {
-            let queued = self.ctx.deferred.get(..self.ctx.n_deferred).unwrap_or(&[]);
+            let queued = q.slots.get(..q.n).unwrap_or(&[]);
             let kind = core::mem::discriminant(&a);
             if queued
                 .iter()
@@ -188,13 +194,12 @@ impl Sink<'_> {
                 return Ok(());
             }
         }
-        let slot = self
-            .ctx
-            .deferred
-            .get_mut(self.ctx.n_deferred)
+        let slot = q
+            .slots
+            .get_mut(q.n)
             .ok_or(TermCause::RDMAP_LOCAL_CATASTROPHIC)?;
         *slot = Some(a);
-        self.ctx.n_deferred += 1;
+        q.n += 1;
         Ok(())
     }
 
@@ -601,7 +606,7 @@ impl RxSink for Sink<'_> {
     }
 
     fn saturated(&self) -> bool {
-        self.ctx.n_deferred + PER_FPDU > DEFER
+        self.deferred.n + PER_FPDU > DEFER
     }
 }
 
@@ -683,9 +688,12 @@ impl Engine {
     /// copied once, straight into the target pages, under one RX lock hold
     /// per piece unless the completions it causes fill the deferred queue
     /// (`Sink::saturated`: the parser stops at an FPDU boundary, the queue
-    /// is run, and the rest of the piece follows).
+    /// is run, and the rest of the piece follows). The queued actions run
+    /// without the RX lock (they complete WQEs and start TX, which take
+    /// other locks), in order, before the next piece is parsed.
     pub(super) fn rx(self: &Arc<Self>, data: &[u8]) -> usize {
         self.ctr.add(Counter::RcvdOctets, data.len() as u64);
+        let mut deferred = Deferred::new();
         let mut rest = data;
         while !rest.is_empty() {
             let failed = {
@@ -694,7 +702,12 @@ impl Engine {
                 if ctx.dead {
                     break;
                 }
-                match parser.feed_some(rest, rest.len(), &mut Sink { eng: self, ctx }) {
+                let mut sink = Sink {
+                    eng: self,
+                    ctx,
+                    deferred: &mut deferred,
+                };
+                match parser.feed_some(rest, rest.len(), &mut sink) {
                     Ok(n) => {
                         rest = rest.get(n..).unwrap_or(&[]);
                         // Cannot happen (`rest` is not empty); never spin
@@ -710,83 +723,43 @@ impl Engine {
                     }
                 }
             };
-            self.run_deferred();
+            self.run_actions(deferred.take());
             if let Some((e, recv)) = failed {
                 self.rx_failed(e, recv);
                 break;
             }
         }
+        // A `break` under the lock may leave actions queued before it.
+        self.run_actions(deferred.take());
         data.len()
     }
 
-    /// Runs what the sink deferred, in order: `DEFER_CHUNK` actions at a
-    /// time are taken out of the queue under the RX lock and run without
-    /// it (they complete WQEs and start TX, which take other locks).
-    fn run_deferred(self: &Arc<Self>) {
-        let mut next = 0;
-        loop {
-            let mut chunk: [Option<Action>; DEFER_CHUNK] = [const { None }; DEFER_CHUNK];
-            {
-                let mut st = self.rx.lock();
-                let ctx = &mut st.ctx;
-                // RX is serialized by the socket lock, so no batch should
-                // start while one runs; if one did, the running batch
-                // drains what it queued (it reads `n_deferred` again for
-                // every chunk).
-                if next == 0 {
-                    if ctx.n_deferred == 0 || ctx.draining {
-                        return;
-                    }
-                    ctx.draining = true;
-                }
-                let end = ctx.n_deferred;
-                let queued = ctx.deferred.get_mut(next..end).unwrap_or(&mut []);
-                for (dst, src) in chunk.iter_mut().zip(queued.iter_mut()) {
-                    *dst = src.take();
-                }
-                next = end.min(next + DEFER_CHUNK);
-                if next >= end {
-                    // This chunk ends the queue: it is empty when it runs.
-                    ctx.n_deferred = 0;
-                    ctx.draining = false;
-                    next = usize::MAX;
-                }
-            }
-            self.run_actions(&mut chunk);
-            if next == usize::MAX {
-                return;
-            }
-        }
-    }
-
-    /// Runs deferred actions, up to the first empty slot.
-    fn run_actions(self: &Arc<Self>, batch: &mut [Option<Action>]) {
-        for a in batch.iter_mut() {
-            match a.take() {
-                Some(Action::Recv {
+    /// Runs deferred actions, in order.
+    fn run_actions(self: &Arc<Self>, batch: impl Iterator<Item = Action>) {
+        for a in batch {
+            match a {
+                Action::Recv {
                     wr_id,
                     status,
                     len,
                     flags,
                     ex,
                     solicited,
-                }) => self
+                } => self
                     .qp
                     .rq_complete(wr_id, status, len, flags, ex, solicited),
-                Some(Action::Reap) => {
+                Action::Reap => {
                     if self.reap() {
                         self.fail(None);
                     }
                 }
-                Some(Action::Kick) => self.kick(),
-                Some(Action::Resume) => {
+                Action::Kick => self.kick(),
+                Action::Resume => {
                     if core::mem::take(&mut self.shared.lock().tx_stalled) {
                         self.kick();
                     }
                 }
-                Some(Action::PeerTerminate(cause)) => self.peer_terminate(cause),
-                // The rest of the slots are empty.
-                None => break,
+                Action::PeerTerminate(cause) => self.peer_terminate(cause),
             }
         }
     }
