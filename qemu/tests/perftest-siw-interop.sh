@@ -25,12 +25,12 @@ dev_up "$T" "$D" eth1 || finish
 # sk_callback_lock with softirqs enabled (from release_sock), siw_rtr_data_ready
 # write-locks it in softirq. cm-siw-interop covers RTR with siw; here rsiw initiates
 # client-server (RFC 6581 without RTR) so a splat can only be rsiw's.
-# Each side captures its run on eth1; when a run fails, the MPA CRC of every FPDU in
-# the capture is recomputed (wire_capture_end), so that a CRC error either end reports
-# names the end that sent it.
 [ "$T" = rsiw ] && check "rsiw: mpa_peer_to_peer=N" sh -c 'echo N > /sys/module/rsiw/parameters/mpa_peer_to_peer'
 
 sync=7100
+# Each side captures its run on eth1; when a run fails, the MPA CRC of every FPDU in
+# the capture is recomputed (wire_capture_end), so that a CRC error either end reports
+# names the end that sent it.
 # serve TEST SIZE PORT OPTS…: perftest server here; released to the peer once listening.
 serve() {
     t=$1 s=$2 p=$3; shift 3
