@@ -12,6 +12,18 @@
 //! wrong for an FPDU whose leading Marker went out at the end of the segment before
 //! (rsiw writes FPDUs back to back into one TCP stream, which RFC 5044 allows when
 //! Markers are in use), so the CRC is not judged here; rsiw's receiver checks it.
+//!
+//! The dissector can also lose the framing altogether: in the initiator's direction it
+//! decodes neither the RTR nor the Send that share the first segment after the MPA
+//! Request, and takes the Send's CRC for the next ULPDU_Length, so that (depending on
+//! those four octets) it reassembles a "FPDU" of tens of KiB from the rest of the
+//! stream and reads every 512th octet of it as a Marker (a CI run of 2026-11-29: a
+//! ULPDU_Length of 48,432 with RDMAP opcode 13 and 95 "wrong" Markers, in a capture
+//! whose 194 Markers all point right when walked from the MPA frames on). A
+//! connection with Markers carries RFC 5044 FPDUs only, none longer than a TCP
+//! segment (§4.1, MULPDU from the EMSS); an FPDU the dissector decodes as longer than
+//! the largest TCP segment of the capture is one it misframed: it is counted apart
+//! (`misframed`) and its Markers are not judged.
 
 use anyhow::{bail, Result};
 
@@ -70,11 +82,21 @@ pub struct MarkerCounts {
     pub rdmap: usize,
     /// Markers whose FPDUPTR is wrong, as `frame: why`.
     pub wrong: Vec<String>,
+    /// FPDUs the dissector decoded as longer than the capture's largest TCP segment
+    /// (it lost the framing there), as `frame (ULPDU_Length)`; not judged.
+    pub misframed: Vec<String>,
 }
 
 /// Counts and checks the Markers of every decoded FPDU in `packets`.
 pub fn count_markers(packets: &[Vec<Field>]) -> MarkerCounts {
     let mut c = MarkerCounts::default();
+    let max_segment = packets
+        .iter()
+        .flatten()
+        .filter(|f| f.name == "tcp.len")
+        .filter_map(|f| f.show.parse::<usize>().ok())
+        .max()
+        .unwrap_or(0);
     for p in packets {
         let frame = p
             .iter()
@@ -95,6 +117,10 @@ pub fn count_markers(packets: &[Vec<Field>]) -> MarkerCounts {
         let Some(len) = p.iter().find(|f| f.name == "iwarp_mpa.ulpdulength") else {
             continue;
         };
+        if len.show.parse::<usize>().map_or(true, |l| l > max_segment) {
+            c.misframed.push(format!("frame {frame} ({})", len.show));
+            continue;
+        }
         // The FPDU's octets in this packet end where the dissected MPA payload ends.
         let end = p
             .iter()
@@ -143,8 +169,21 @@ pub fn count_markers(packets: &[Vec<Field>]) -> MarkerCounts {
 /// inside them, every FPDUPTR is right, and RDMAP is decoded behind them.
 pub fn check_markers(c: &MarkerCounts) -> Result<String> {
     let summary = format!(
-        "Request M {:?}, Reply M {:?}; {} Markers checked in {} FPDUs; {} RDMAP messages decoded",
-        c.request_m, c.reply_m, c.markers, c.fpdus, c.rdmap
+        "Request M {:?}, Reply M {:?}; {} Markers checked in {} FPDUs; {} RDMAP messages decoded{}",
+        c.request_m,
+        c.reply_m,
+        c.markers,
+        c.fpdus,
+        c.rdmap,
+        if c.misframed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} FPDUs misframed by the dissector, not judged: {}",
+                c.misframed.len(),
+                c.misframed.join(", ")
+            )
+        }
     );
     if c.request_m != Some(true) || c.reply_m != Some(true) {
         bail!("the MPA Request and Reply do not both ask for Markers: {summary}");
@@ -169,6 +208,7 @@ mod tests {
     fn fpdu(frame: u32, markers: &[(usize, usize)]) -> String {
         let mut s = String::from("<packet>\n");
         s += &field("frame.number", 0, 0, &frame.to_string());
+        s += &field("tcp.len", 46, 1, "1448");
         s += &field("iwarp_mpa.ulpdulength", 66, 2, "1430");
         s += &field("iwarp_mpa.markers", 66, 1448, "");
         for &(pos, ptr) in markers {
@@ -208,6 +248,23 @@ mod tests {
         // A leading Marker must point at its FPDU with 0.
         let lead = good.clone() + &fpdu(98, &[(62, 4)]);
         assert!(check_markers(&count_markers(&parse_pdml(&lead))).is_err());
+    }
+
+    #[test]
+    fn an_fpdu_longer_than_any_segment_is_misframed_not_judged() {
+        let mut s = frames("1");
+        for i in 0..16 {
+            s += &fpdu(i, &[(486, 420)]);
+        }
+        // The dissector's reassembly from a CRC read as ULPDU_Length 48432.
+        let bogus = fpdu(108, &[(452, 448), (964, 960)]).replace("show=\"1430\"", "show=\"48432\"");
+        let c = count_markers(&parse_pdml(&(s.clone() + &bogus)));
+        assert_eq!(c.misframed, ["frame 108 (48432)"]);
+        let ok = check_markers(&c).unwrap();
+        assert!(ok.contains("1 FPDUs misframed"), "{ok}");
+        // Within the segment size, the same wrong pointers are judged.
+        let judged = fpdu(108, &[(452, 448)]);
+        assert!(check_markers(&count_markers(&parse_pdml(&(s + &judged)))).is_err());
     }
 
     #[test]
