@@ -80,12 +80,11 @@ def iwarp_write_placement(dev):
     Write as soon as the Write's own completion is polled, which on InfiniBand
     follows the responder's acknowledgement. An iWARP RDMA Write has no response
     message (RFC 5040) and completes once its source buffer may be reused: its data
-    is placed at the peer's pace, and the test can read the
-    target before the placement (seen once in CI: a 1 KiB buffer still zero after
-    the Write completed, the QP's socket busy in another context). The test's data
-    check stays: the wrapper reads the target until it holds the expected octets or
-    WRITE_SETTLE_S passed, then validates what it read, as rdma-core does; a Write
-    that never arrives fails as before (about a second later)."""
+    is placed at the peer's pace, and the test can read the target before the
+    placement (seen once in CI: a 1 KiB target still zero after the Write
+    completed). The test's data check stays: the wrapper reads the target until it
+    holds the expected octets or WRITE_SETTLE_S passed, then validates what it read,
+    as rdma-core does; a Write that never arrives fails as before (a second later)."""
     try:
         with open(f'/sys/class/infiniband/{dev}/node_type') as f:
             if 'RNIC' not in f.read():
