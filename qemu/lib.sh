@@ -99,15 +99,36 @@ peer_addr() {
     echo "10.0.9.$((2 - RSIW_VM_INDEX))"
 }
 
+# A signal the other VM never took (nothing listened on its port for 60 tries: it froze,
+# died, or is stuck in a step this VM left long ago) marks it lost: every later
+# `signal_peer` and `wait_peer` then fails at once with a line saying so, instead of
+# waiting out its own time again, so that a partner that is gone costs one wait and not
+# one per step (the harness stops the partner a while after this VM ends,
+# `xtask/src/vm.rs`). A `wait_peer` that times out does not mark it: the other VM may
+# only have failed to start what it was to signal.
+PEER_LOST=/tmp/rsiw-peer-lost
+
+# peer_lost WHAT: says why WHAT is not tried and fails, if the other VM was lost.
+peer_lost() {
+    [ -e "$PEER_LOST" ] || return 1
+    echo "$1: not tried, the other VM was lost earlier ($(cat "$PEER_LOST"))"
+}
+
 # signal_peer PORT: release the other VM from its `wait_peer PORT` (retries until it listens).
 signal_peer() {
-    retry 60 sh -c "echo go | timeout 5 nc -w 2 $(peer_addr) $1"
+    peer_lost "signal_peer $1" && return 1
+    retry 60 sh -c "echo go | timeout 5 nc -w 2 $(peer_addr) $1" && return 0
+    echo "signal_peer $1: the other VM did not listen within 60 tries" | tee "$PEER_LOST"
+    return 1
 }
 
 # wait_peer PORT [SECONDS]: block until the other VM runs `signal_peer PORT` (at most
 # SECONDS, default 120).
 wait_peer() {
-    timeout "${2:-120}" nc -l -p "$1" </dev/null | grep -q go
+    peer_lost "wait_peer $1" && return 1
+    timeout "${2:-120}" nc -l -p "$1" </dev/null | grep -q go && return 0
+    echo "wait_peer $1: no signal from the other VM within ${2:-120} s"
+    return 1
 }
 
 # wait_rdma_listen: wait until an RDMA CM ID is listening here (e.g. an rping server is up).

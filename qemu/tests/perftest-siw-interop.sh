@@ -38,7 +38,8 @@ serve() {
     wire_capture_start eth1 "$p"
     timeout 240 "$t" -F -d "$D" ${s:+-s "$s"} -n "$ITERS" -p "$p" "$@" > /tmp/srv.log 2>&1 &
     srv=$!
-    wait_rdma_listen && signal_peer $sync
+    # No client is coming if the peer was not told: end the server now.
+    wait_rdma_listen && signal_peer $sync || kill $srv 2>/dev/null
     wait $srv
     rc=$?
     line=$(perftest_result /tmp/srv.log)
@@ -55,7 +56,11 @@ connect() {
     t=$1 s=$2 p=$3; shift 3
     sync=$((sync + 1))
     wire_capture_start eth1 "$p"
-    wait_peer $sync
+    if ! wait_peer $sync; then
+        wire_capture_end "$p" 0
+        fail "$T client: $t $*" "the peer's server never said it was up"
+        return
+    fi
     timeout 240 "$t" -F -d "$D" ${s:+-s "$s"} -n "$ITERS" -p "$p" "$@" "$peer" > /tmp/cli.log 2>&1
     rc=$?
     line=$(perftest_result /tmp/cli.log)
@@ -80,14 +85,15 @@ sync=$((sync + 1))
 if [ "$T" = siw ]; then
     timeout 120 ib_atomic_lat -F -d "$D" -n 10 -p 18990 -R -A FETCH_AND_ADD > /tmp/srv.log 2>&1 &
     srv=$!
-    wait_rdma_listen && signal_peer $sync
+    wait_rdma_listen && signal_peer $sync || kill $srv 2>/dev/null
     wait $srv
     rc=$?
     tail -n 3 /tmp/srv.log
     # The server only waits; it must end (not hang) once the connection is gone.
     if [ $rc -ne 124 ]; then pass "siw: atomic server ended (exit $rc)"; else fail "siw: atomic server ended" "timed out"; fi
+elif ! wait_peer $sync; then
+    fail "rsiw: FetchAdd to siw fails, no hang" "the peer's server never said it was up"
 else
-    wait_peer $sync
     dmesg -c > /dev/null
     timeout 120 ib_atomic_lat -F -d "$D" -n 10 -p 18990 -R -A FETCH_AND_ADD "$peer" > /tmp/cli.log 2>&1
     rc=$?

@@ -102,7 +102,9 @@ pub const CMDLINE: &str = "console=ttyS0 panic=-1 oops=panic printk.time=1 tsc=r
 pub const DEBUG_CMDLINE: &str = "kasan_multi_shot";
 
 impl Vm {
-    fn command(&self) -> Command {
+    /// The QEMU command line, with its monitor on the Unix socket `monitor` (for
+    /// `dump_state`).
+    fn command(&self, monitor: &Path) -> Command {
         let mut c = Command::new("qemu-system-x86_64");
         match self.accel {
             Accel::Tcg => c.args(["-accel", "tcg", "-cpu", "max"]),
@@ -138,11 +140,104 @@ impl Vm {
                 1 + self.index
             ));
         }
+        c.arg("-monitor")
+            .arg(format!("unix:{},server=on,wait=off", monitor.display()));
         c.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         c
     }
+}
+
+/// A path for a VM's monitor socket: in the temporary directory (a Unix socket path
+/// has at most 107 octets; the log directory can be deeper), unique per process and VM.
+fn monitor_path(index: u8) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!("rsiw-qemu-{}-{n}-{index}.mon", std::process::id()))
+}
+
+/// What the guest's vCPUs were doing, asked of QEMU's monitor before the harness kills a
+/// VM that is still running (a timeout, or a partner that ended long ago): each vCPU's
+/// registers, whether it is halted (the guest idles: what it waits for never came) and
+/// the kernel symbol of its instruction pointer from `System.map` next to the kernel
+/// image, if there is one (a vCPU that spins in the kernel). The whole answer goes to `qemu-state.txt` in the log directory; the
+/// summary is returned for the console log. QEMU whose main loop is stuck does not
+/// answer: a few seconds, then `None`.
+fn dump_state(vm: &Vm, monitor: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::net::UnixStream;
+    let mut sock = UnixStream::connect(monitor).ok()?;
+    sock.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    sock.set_write_timeout(Some(Duration::from_secs(2))).ok()?;
+    sock.write_all(b"info registers -a\n").ok()?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    while Instant::now() < deadline {
+        match sock.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            // The read timeout: QEMU said all it will.
+            Err(_) if !raw.is_empty() => break,
+            Err(_) => {}
+        }
+    }
+    let text = String::from_utf8_lossy(&raw).replace('\r', "");
+    let _ = std::fs::write(vm.log_dir.join("qemu-state.txt"), &text);
+    let map = vm
+        .bzimage
+        .ancestors()
+        .map(|d| d.join("System.map"))
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .map(|m| parse_system_map(&m))
+        .unwrap_or_default();
+    let mut summary = Vec::new();
+    let mut cpu = String::new();
+    for l in text.lines().map(str::trim) {
+        // `CPU#0`, then its registers, `RIP=ffffffff81234567 RFL=… HLT=1`.
+        if let Some(n) = l.strip_prefix("CPU#") {
+            cpu = n.to_string();
+        }
+        if let Some(regs) = l.strip_prefix("RIP=") {
+            let rip = regs.split_whitespace().next().unwrap_or_default();
+            let sym = u64::from_str_radix(rip, 16)
+                .ok()
+                .and_then(|a| symbol(&map, a))
+                .unwrap_or_else(|| "(no symbol)".into());
+            let halted = if regs.contains("HLT=1") {
+                ", halted"
+            } else {
+                ""
+            };
+            summary.push(format!("CPU {cpu} at {rip} {sym}{halted}"));
+        }
+    }
+    (!summary.is_empty()).then(|| summary.join("; "))
+}
+
+/// The text symbols of a `System.map`, sorted by address.
+fn parse_system_map(map: &str) -> Vec<(u64, String)> {
+    let mut v: Vec<(u64, String)> = map
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let addr = u64::from_str_radix(f.next()?, 16).ok()?;
+            let kind = f.next()?;
+            let name = f.next()?;
+            matches!(kind, "t" | "T").then(|| (addr, name.to_string()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// `name+0xoff` of the text symbol at or below `addr`.
+fn symbol(map: &[(u64, String)], addr: u64) -> Option<String> {
+    let i = map.partition_point(|(a, _)| *a <= addr).checked_sub(1)?;
+    let (base, name) = map.get(i)?;
+    Some(format!("{name}+{:#x}", addr - base))
 }
 
 /// Two free UDP ports on 127.0.0.1 for the network of a VM pair (free when asked;
@@ -153,14 +248,45 @@ pub fn free_udp_ports() -> Result<(u16, u16)> {
     Ok((a.local_addr()?.port(), b.local_addr()?.port()))
 }
 
-/// Boot `vms` together and wait for all of them; each is killed at its own timeout.
+/// In a multi-VM run, how long the other VMs may go on once one of them has ended on
+/// its own after its init ran. The VMs of a pair meet at every step of their script
+/// and end within moments of each other (each runs the same end-of-run checks); one
+/// still running this long after its partner ended is stuck, and would otherwise hold
+/// the suite until its own timeout (up to 15 minutes).
+pub const PARTNER_GRACE: Duration = Duration::from_secs(300);
+
+/// How one VM of a run ended.
+#[derive(Clone, Debug)]
+enum End {
+    /// QEMU exited on its own.
+    Exited,
+    /// Killed at its own timeout (or boot timeout).
+    TimedOut,
+    /// Killed because another VM of the run died before its init ran.
+    PartnerDied,
+    /// Killed `PARTNER_GRACE` after the named VM of the run ended.
+    PartnerEnded(String),
+}
+
+/// How a VM ended, what its monitor said before a kill (`None`: no kill of a booted VM;
+/// `Some(None)`: no answer) and when.
+struct Ended {
+    end: End,
+    state: Option<Option<String>>,
+    wall: Duration,
+}
+
+/// Boot `vms` together and wait for all of them; each is killed at its own timeout,
+/// and in a multi-VM run also `PARTNER_GRACE` after another VM ended.
 pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
     let multi = vms.len() > 1;
     let mut live = Vec::new();
     for vm in vms {
         std::fs::create_dir_all(&vm.log_dir)
             .with_context(|| format!("creating {}", vm.log_dir.display()))?;
-        let mut cmd = vm.command();
+        let monitor = monitor_path(vm.index);
+        let _ = std::fs::remove_file(&monitor);
+        let mut cmd = vm.command(&monitor);
         let desc = crate::cmd::describe(&cmd);
         std::fs::write(vm.log_dir.join("qemu-cmdline.txt"), format!("{desc}\n"))?;
         let mut child = cmd.spawn().with_context(|| {
@@ -179,15 +305,17 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
             vm.echo,
             booted.clone(),
         )?;
-        live.push((vm, child, rx, Instant::now(), booted));
+        live.push((vm, child, rx, Instant::now(), booted, monitor));
     }
     // Wait for all of them together. When a VM of a multi-VM run ends (or is killed)
     // before its init ran, its partners are stopped too: they would only wait for it
-    // until their own timeouts, and `suite::boot` boots the whole run again.
-    let mut ended: Vec<Option<(bool, bool)>> = live.iter().map(|_| None).collect();
+    // until their own timeouts, and `suite::boot` boots the whole run again. When one
+    // ends after its init ran, the others get `PARTNER_GRACE` to end as well.
+    let mut ended: Vec<Option<Ended>> = live.iter().map(|_| None).collect();
     let mut partner_lost = false;
+    let mut first_end: Option<(Instant, String)> = None;
     while ended.iter().any(Option::is_none) {
-        for (i, (vm, child, _, start, booted)) in live.iter_mut().enumerate() {
+        for (i, (vm, child, _, start, booted, monitor)) in live.iter_mut().enumerate() {
             if ended[i].is_some() {
                 continue;
             }
@@ -196,25 +324,54 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
                 .boot_timeout
                 .is_some_and(|t| start.elapsed() >= t && !booted.load(Ordering::Relaxed));
             let late = start.elapsed() >= vm.timeout || boot_late;
-            if exited || late || partner_lost {
-                if !exited {
-                    let _ = child.kill();
-                    let _ = child.wait();
+            let outlived = first_end
+                .as_ref()
+                .filter(|(t, _)| t.elapsed() >= PARTNER_GRACE)
+                .map(|(_, name)| name.clone());
+            let end = if exited {
+                End::Exited
+            } else if late {
+                End::TimedOut
+            } else if partner_lost {
+                End::PartnerDied
+            } else if let Some(name) = outlived {
+                End::PartnerEnded(name)
+            } else {
+                continue;
+            };
+            let mut state = None;
+            if !exited {
+                if booted.load(Ordering::Relaxed)
+                    && matches!(end, End::TimedOut | End::PartnerEnded(_))
+                {
+                    state = Some(dump_state(vm, monitor));
                 }
-                // Killed for its partner: not a timeout of its own.
-                ended[i] = Some((!exited && late, partner_lost && !exited && !late));
-                if multi && !booted.load(Ordering::Relaxed) {
-                    partner_lost = true;
-                }
+                let _ = child.kill();
+                let _ = child.wait();
             }
+            let _ = std::fs::remove_file(&monitor);
+            if multi && !booted.load(Ordering::Relaxed) {
+                partner_lost = true;
+            } else if multi && exited && first_end.is_none() {
+                first_end = Some((Instant::now(), vm.name.clone()));
+            }
+            ended[i] = Some(Ended {
+                end,
+                state,
+                wall: start.elapsed(),
+            });
         }
         if ended.iter().any(Option::is_none) {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
     let mut runs = Vec::new();
-    for ((vm, _child, rx, start, booted), end) in live.into_iter().zip(ended) {
-        let (timed_out, stopped_for_partner) = end.unwrap_or((false, false));
+    for ((vm, _child, rx, start, booted, _), end) in live.into_iter().zip(ended) {
+        let Ended { end, state, wall } = end.unwrap_or(Ended {
+            end: End::Exited,
+            state: None,
+            wall: start.elapsed(),
+        });
         let (console, stderr) = rx.recv().context("console reader thread died")?;
         let log = vm.log_dir.join("console.log");
         let mut console = console;
@@ -228,36 +385,50 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
             .collect();
         std::fs::write(vm.log_dir.join("dmesg.txt"), dmesg)?;
         let booted = booted.load(Ordering::Relaxed);
-        if stopped_for_partner {
-            let msg = format!(
+        let msg = match &end {
+            End::Exited => None,
+            End::PartnerDied => Some(format!(
                 "{}: stopped QEMU: the other VM of this run died before its init ran",
                 vm.name
-            );
+            )),
+            End::TimedOut if booted => Some(format!(
+                "{}: killed QEMU after the {} s timeout",
+                vm.name,
+                vm.timeout.as_secs()
+            )),
+            End::TimedOut => Some(format!(
+                "{}: killed QEMU: /init did not start within the boot timeout",
+                vm.name
+            )),
+            End::PartnerEnded(other) => Some(format!(
+                "{}: killed QEMU: still running {} s after {other} of the same run ended \
+                 (the VMs of a run end together; its console's last lines show where it \
+                 stopped)",
+                vm.name,
+                PARTNER_GRACE.as_secs()
+            )),
+        };
+        if let Some(msg) = msg {
             eprintln!("{msg}");
             console.push_str(&format!("\n{msg}\n"));
         }
-        if timed_out {
-            let msg = if booted {
-                format!(
-                    "{}: killed QEMU after the {} s timeout",
-                    vm.name,
-                    vm.timeout.as_secs()
-                )
-            } else {
-                format!(
-                    "{}: killed QEMU: /init did not start within the boot timeout",
-                    vm.name
-                )
+        if let Some(state) = state {
+            let msg = match state {
+                Some(s) => format!("{}: QEMU before the kill: {s} (qemu-state.txt)", vm.name),
+                None => format!("{}: QEMU's monitor did not answer before the kill", vm.name),
             };
             eprintln!("{msg}");
-            console.push_str(&format!("\n{msg}\n"));
+            console.push_str(&format!("{msg}\n"));
         }
+        // Outliving its partner is a timeout of its own (the run did not finish); a
+        // partner's death before /init is not (`suite::boot` boots the run again).
+        let timed_out = matches!(end, End::TimedOut | End::PartnerEnded(_));
         runs.push(Run {
             console,
             timed_out,
             booted,
             log,
-            wall: start.elapsed(),
+            wall,
         });
     }
     // Results in the order the caller gave, not start order.
@@ -328,4 +499,32 @@ fn pump(
 /// Path helper for callers that show a log location relative to the repository.
 pub fn show(root: &Path, p: &Path) -> String {
     p.strip_prefix(root).unwrap_or(p).display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbols_from_system_map() {
+        let map = parse_system_map(
+            "ffffffff81000000 T _stext\n\
+             ffffffff81f54b70 t pv_native_safe_halt\n\
+             ffffffff81f54c00 T default_idle\n\
+             ffffffff82000000 D some_data\n\
+             0000000000000000 A absolute\n\
+             not a line\n",
+        );
+        assert_eq!(map.len(), 3);
+        assert_eq!(
+            symbol(&map, 0xffffffff81f54b86).as_deref(),
+            Some("pv_native_safe_halt+0x16")
+        );
+        assert_eq!(
+            symbol(&map, 0xffffffff81f54c00).as_deref(),
+            Some("default_idle+0x0")
+        );
+        // Below the first text symbol: none.
+        assert_eq!(symbol(&map, 0xffffffff80000000), None);
+    }
 }
