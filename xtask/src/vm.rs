@@ -161,9 +161,9 @@ fn monitor_path(index: u8) -> PathBuf {
 /// VM that is still running (a timeout, or a partner that ended long ago): each vCPU's
 /// registers, whether it is halted (the guest idles: what it waits for never came) and
 /// the kernel symbol of its instruction pointer from `System.map` next to the kernel
-/// image, if there is one (a vCPU that spins in the kernel). The whole answer goes to `qemu-state.txt` in the log directory; the
-/// summary is returned for the console log. QEMU whose main loop is stuck does not
-/// answer: a few seconds, then `None`.
+/// image, if there is one (a vCPU that spins in the kernel). The whole answer goes to
+/// `qemu-state.txt` in the log directory; the summary is returned for the console log.
+/// A QEMU whose main loop is stuck does not answer: a few seconds, then `None`.
 fn dump_state(vm: &Vm, monitor: &Path) -> Option<String> {
     use std::io::Read;
     use std::os::unix::net::UnixStream;
