@@ -108,7 +108,7 @@ peer_addr() {
 # only have failed to start what it was to signal.
 PEER_LOST=/tmp/rsiw-peer-lost
 
-# peer_lost WHAT: says why WHAT is not tried and fails, if the other VM was lost.
+# peer_lost WHAT: true, after a line saying WHAT is not tried and why, if the other VM was lost.
 peer_lost() {
     [ -e "$PEER_LOST" ] || return 1
     echo "$1: not tried, the other VM was lost earlier ($(cat "$PEER_LOST"))"
