@@ -47,7 +47,7 @@ commands:
   vm --script FILE           build, boot, run FILE (a shell script) in the VM; exit with its status
   test [NAME…]               host tests + VM suite (scripts qemu/tests/*NAME*.sh); ends with `N passed, N failed`
                              (`, N skipped` added when a script skipped cases, e.g. no rsiw data path yet)
-  fuzz [TARGET…]             coverage-guided fuzzing of the protocol core (targets rx, mpa, atomic;
+  fuzz [TARGET…]             coverage-guided fuzzing of the protocol core (targets rx, mpa, atomic, tx;
                              default all), each for --seconds (default 60); stable toolchain
   bench                      perftest siw vs rsiw vs rxe (atomics) and iperf3 in one VM run on the
                              perf flavour; prints a table with the target ratios
