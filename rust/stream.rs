@@ -19,9 +19,10 @@ use kernel::{
 /// halves disabled) with the socket lock held; none of them may sleep or call
 /// back into the stream's `send`/`shutdown`/`detach`.
 pub(crate) trait StreamConsumer: Send + Sync {
-    /// Bytes of the FPDU stream in order; returns how many were consumed (the
-    /// rest stays queued in the socket until the next data-ready).
-    fn rx(&self, data: &[u8]) -> usize;
+    /// Bytes of the FPDU stream in order, in consecutive pieces (of one
+    /// socket buffer); returns how many were consumed (the rest stays queued
+    /// in the socket until the next data-ready).
+    fn rx(&self, pieces: &[&[u8]]) -> usize;
     /// A bulk of bytes is queued (softirq): true if the consumer reads them
     /// later, from its work item (process context), with
     /// [`Stream::rx_now`]; false to have them handed to `rx` now.
@@ -52,8 +53,8 @@ pub(crate) struct Attached {
 
 impl Attached {
     /// Received bytes (see [`StreamConsumer::rx`]).
-    pub(crate) fn rx(&self, data: &[u8]) -> usize {
-        self.conn.rx(data)
+    pub(crate) fn rx(&self, pieces: &[&[u8]]) -> usize {
+        self.conn.rx(pieces)
     }
 
     /// Bulk received (see [`StreamConsumer::rx_defer`]).

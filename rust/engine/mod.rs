@@ -426,8 +426,8 @@ impl Conn {
 }
 
 impl StreamConsumer for Conn {
-    fn rx(&self, data: &[u8]) -> usize {
-        self.eng.rx(data)
+    fn rx(&self, pieces: &[&[u8]]) -> usize {
+        self.eng.rx(pieces)
     }
 
     fn rx_defer(&self) -> bool {

@@ -683,55 +683,74 @@ impl Sink<'_> {
 impl Engine {
     /// `StreamConsumer::rx` (softirq, or the work item for a bulk the
     /// softirq left to it; socket lock held): parses and places
-    /// everything; returns `data.len()`. `data` is one piece of a received
-    /// `sk_buff` (its linear part or one fragment): the payload in it is
-    /// copied once, straight into the target pages, under one RX lock hold
-    /// per piece unless the completions it causes fill the deferred queue
-    /// (`Sink::saturated`: the parser stops at an FPDU boundary, the queue
-    /// is run, and the rest of the piece follows). The queued actions run
-    /// without the RX lock (they complete WQEs and start TX, which take
-    /// other locks), in order, before the next piece is parsed.
-    pub(super) fn rx(self: &Arc<Self>, data: &[u8]) -> usize {
-        self.ctr.add(Counter::RcvdOctets, data.len() as u64);
+    /// everything; returns the octets of all `pieces`. The pieces are
+    /// consecutive parts of a received `sk_buff` (its linear part and its
+    /// fragments): the payload in them is copied once, straight into the
+    /// target pages, under one RX lock hold for all of them unless the
+    /// completions they cause fill the deferred queue (`Sink::saturated`:
+    /// the parser stops at an FPDU boundary, the queue is run, and the rest
+    /// follows under a new hold). The queued actions run without the RX lock
+    /// (they complete WQEs and start TX, which take other locks), in order.
+    pub(super) fn rx(self: &Arc<Self>, pieces: &[&[u8]]) -> usize {
+        let total = pieces.iter().fold(0usize, |t, p| t.saturating_add(p.len()));
+        self.ctr.add(Counter::RcvdOctets, total as u64);
         let mut deferred = Deferred::new();
-        let mut rest = data;
-        while !rest.is_empty() {
-            let failed = {
+        let mut next = pieces.iter();
+        let mut rest: &[u8] = &[];
+        loop {
+            let (failed, stop) = {
                 let mut st = self.rx.lock();
                 let RxState { parser, ctx } = &mut *st;
-                if ctx.dead {
-                    break;
-                }
-                let mut sink = Sink {
-                    eng: self,
-                    ctx,
-                    deferred: &mut deferred,
-                };
-                match parser.feed_some(rest, rest.len(), &mut sink) {
-                    Ok(n) => {
-                        rest = rest.get(n..).unwrap_or(&[]);
+                let mut out = (None, true);
+                loop {
+                    if rest.is_empty() {
+                        match next.next() {
+                            Some(p) => rest = p,
+                            None => break,
+                        }
+                        continue;
+                    }
+                    if ctx.dead {
+                        break;
+                    }
+                    let mut sink = Sink {
+                        eng: self,
+                        ctx: &mut *ctx,
+                        deferred: &mut deferred,
+                    };
+                    match parser.feed_some(rest, rest.len(), &mut sink) {
                         // Cannot happen (`rest` is not empty); never spin
                         // on it.
-                        if n == 0 {
+                        Ok(0) => break,
+                        Ok(n) => {
+                            rest = rest.get(n..).unwrap_or(&[]);
+                            if !rest.is_empty() {
+                                // The deferred queue is full: run it first.
+                                out.1 = false;
+                                break;
+                            }
+                        }
+                        Err(e) => {
+                            ctx.dead = true;
+                            out.0 = Some((e, ctx.recv.take()));
                             break;
                         }
-                        None
-                    }
-                    Err(e) => {
-                        ctx.dead = true;
-                        Some((e, ctx.recv.take()))
                     }
                 }
+                out
             };
             self.run_actions(deferred.take());
             if let Some((e, recv)) = failed {
                 self.rx_failed(e, recv);
                 break;
             }
+            if stop {
+                break;
+            }
         }
         // A `break` under the lock may leave actions queued before it.
         self.run_actions(deferred.take());
-        data.len()
+        total
     }
 
     /// Runs deferred actions, in order.

@@ -526,25 +526,45 @@ static void rsiw_handshake_event(struct sock *sk)
 	rsiw_ctx_call(sk, rsiw_rust_handshake_event);
 }
 
+/*
+ * Hands the pieces of @skb from @off on to the consumer, up to
+ * RSIW_RX_MAX_PIECES per call. A piece's address stays valid after the next
+ * skb_seq_read() only where fragment pages need no temporary mapping (no
+ * HIGHMEM): elsewhere each piece goes alone.
+ */
 static int rsiw_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			 unsigned int off, size_t len)
 {
+	const size_t batch = IS_ENABLED(CONFIG_HIGHMEM) ? 1 : RSIW_RX_MAX_PIECES;
+	struct rsiw_buf p[RSIW_RX_MAX_PIECES];
 	struct skb_seq_state st;
-	unsigned int done = 0, got;
+	unsigned int done = 0, queued = 0, got;
+	size_t n = 0, used;
 	const u8 *data;
 
 	skb_prepare_seq_read(skb, off, off + len, &st);
-	while ((got = skb_seq_read(done, &data, &st)) != 0) {
-		size_t used = rsiw_rust_stream_rx(desc->arg.data, data, got);
-
-		done += min_t(size_t, used, got);
-		if (used < got) {
-			/* The consumer wants no more now; the rest stays queued. */
-			skb_abort_seq_read(&st);
-			desc->count = 0;
-			break;
+	do {
+		got = skb_seq_read(done + queued, &data, &st);
+		if (got) {
+			p[n].ptr = data;
+			p[n].len = got;
+			n++;
+			queued += got;
 		}
-	}
+		if (n == batch || (!got && n)) {
+			used = rsiw_rust_stream_rx(desc->arg.data, p, n);
+			done += min_t(size_t, used, queued);
+			if (used < queued) {
+				/* The consumer wants no more now; the rest stays queued. */
+				if (got)
+					skb_abort_seq_read(&st);
+				desc->count = 0;
+				break;
+			}
+			n = 0;
+			queued = 0;
+		}
+	} while (got);
 	return done;
 }
 

@@ -56,6 +56,14 @@ struct rsiw_deadline;
 #define RSIW_SEND_MAX_BUFS 8
 
 /*
+ * The most pieces of a socket buffer handed to rsiw_rust_stream_rx() in one
+ * call: a zero-copy sender's buffers arrive as page-sized fragments, and a
+ * call (and the RX lock hold in it) per fragment cost about as much as the
+ * fragment's copy (Documentation/datapath.md, RX).
+ */
+#define RSIW_RX_MAX_PIECES 8
+
+/*
  * The flags of a stream send. @more: more of the stream follows at once;
  * TCP holds a partial segment back for it (MSG_MORE). Otherwise the send ends
  * what there is to send now, and MSG_EOR ends its segment: TCP's autocorking
@@ -133,7 +141,7 @@ int rsiw_shim_iw_event(struct iw_cm_id *id, enum iw_cm_event_type type,
 
 /* --- Rust callbacks (rust/ffi/callbacks_cm.rs) --- */
 void rsiw_rust_listen_ready(const void *ctx);
-size_t rsiw_rust_stream_rx(const void *ctx, const u8 *data, size_t len);
+size_t rsiw_rust_stream_rx(const void *ctx, const struct rsiw_buf *pieces, size_t n);
 void rsiw_rust_stream_write_space(const void *ctx);
 bool rsiw_rust_stream_rx_defer(const void *ctx);
 void rsiw_rust_stream_closed(const void *ctx, bool abortive);

@@ -204,23 +204,43 @@ unsafe extern "C" fn rsiw_rust_listen_ready(ctx: *const c_void) {
     Arc::from(l).ready();
 }
 
-/// Bytes arrived on a stream. Softirq (or process context, bottom halves off).
+/// Bytes arrived on a stream: `n` consecutive pieces of it, at most
+/// `RSIW_RX_MAX_PIECES`. Softirq (or process context, bottom halves off).
+/// Returns the octets consumed.
 ///
 /// # Safety
 ///
-/// `ctx` is the `Arc<Attached>` a watch installed; `data` is readable for
-/// `len` bytes during the call.
+/// `ctx` is the `Arc<Attached>` a watch installed; `pieces` points to `n`
+/// entries, each readable for its `len` bytes during the call.
 #[no_mangle]
-unsafe extern "C" fn rsiw_rust_stream_rx(ctx: *const c_void, data: *const u8, len: usize) -> usize {
-    if data.is_null() {
+unsafe extern "C" fn rsiw_rust_stream_rx(
+    ctx: *const c_void,
+    pieces: *const bindings::rsiw_buf,
+    n: usize,
+) -> usize {
+    if pieces.is_null() || n == 0 || n > RX_MAX_PIECES {
         return 0;
     }
     // SAFETY: as in `rsiw_rust_listen_ready`.
     let a = unsafe { <Arc<Attached> as ForeignOwnable>::borrow(ctx) };
-    // SAFETY: per the function's safety requirements.
-    let bytes = unsafe { core::slice::from_raw_parts(data, len) };
-    a.rx(bytes).min(len)
+    // SAFETY: per the function's safety requirements, `pieces` has `n` entries.
+    let raw = unsafe { core::slice::from_raw_parts(pieces, n) };
+    let mut bufs: [&[u8]; RX_MAX_PIECES] = [&[]; RX_MAX_PIECES];
+    let mut total = 0usize;
+    for (b, r) in bufs.iter_mut().zip(raw) {
+        if r.ptr.is_null() {
+            return 0;
+        }
+        // SAFETY: per the function's safety requirements.
+        *b = unsafe { core::slice::from_raw_parts(r.ptr.cast::<u8>(), r.len) };
+        total = total.saturating_add(r.len);
+    }
+    a.rx(bufs.get(..n).unwrap_or(&[])).min(total)
 }
+
+/// The most pieces `rsiw_rust_stream_rx` takes in one call (the shim's
+/// batch).
+const RX_MAX_PIECES: usize = bindings::RSIW_RX_MAX_PIECES as usize;
 
 /// Send space is available on a stream. Softirq.
 ///
