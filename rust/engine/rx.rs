@@ -719,9 +719,14 @@ impl Engine {
                         deferred: &mut deferred,
                     };
                     match parser.feed_some(rest, rest.len(), &mut sink) {
-                        // Cannot happen (`rest` is not empty); never spin
-                        // on it.
-                        Ok(0) => break,
+                        // The actions of the pieces before fill the queue
+                        // and this one starts at an FPDU boundary: run them
+                        // first. With an empty queue it cannot happen; never
+                        // spin on it.
+                        Ok(0) => {
+                            out.1 = deferred.n == 0;
+                            break;
+                        }
                         Ok(n) => {
                             rest = rest.get(n..).unwrap_or(&[]);
                             if !rest.is_empty() {
