@@ -3,12 +3,14 @@
  * rsiw zero-copy transmit: sends payload pages by reference with
  * MSG_SPLICE_PAGES (TCP takes its own page references, so a page stays valid
  * for retransmission after the work request completed and the region was
- * unpinned), and computes the MPA CRC (RFC 5044 §4.4) over them.
+ * unpinned), and computes the MPA CRC (RFC 5044 §4.4) over them. An FPDU's
+ * framing octets go in the same call, from a page fragment of their own.
  */
 #include <linux/crc32c.h>
 #include <linux/highmem.h>
 #include <linux/module.h>
 #include <linux/net.h>
+#include <linux/skbuff.h>
 #include <linux/socket.h>
 #include <linux/uio.h>
 #include <net/sock.h>
@@ -74,4 +76,68 @@ int rsiw_shim_zc_send(struct socket *s, const struct rsiw_zc_seg *segs,
 	msg.msg_flags |= rsiw_sock_send_flags(more);
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, total);
 	return sock_sendmsg(s, &msg);
+}
+
+/*
+ * Sends an FPDU in one call: @hlen framing octets at @head (the rest of its
+ * length field and DDP/RDMAP headers), the @n payload pieces, then @tlen
+ * octets at @tail (PAD and CRC field; RFC 5044 §4). The framing octets are
+ * copied into a page fragment, so that TCP can reference them as it does the
+ * payload pages (nvme-tcp sends its PDU headers the same way) and one call
+ * and one pass through TCP's send path carry the whole FPDU; TCP holds its
+ * own reference to the fragment, ours is dropped before returning. Returns
+ * the octets taken (possibly short, as sock_sendmsg) or a negative errno;
+ * -ENOMEM when no fragment could be had, with nothing sent: the caller then
+ * sends the pieces one call each.
+ */
+int rsiw_shim_zc_send_fpdu(struct socket *s, const u8 *head, size_t hlen,
+			   const struct rsiw_zc_seg *segs, size_t n,
+			   const u8 *tail, size_t tlen, bool more)
+{
+	struct bio_vec bv[RSIW_ZC_MAX_SEGS + 2];
+	struct msghdr msg = {
+		.msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT | MSG_SPLICE_PAGES,
+	};
+	size_t i, nv = 0, total = 0;
+	u8 *frag;
+	int rv;
+
+	if (n > RSIW_ZC_MAX_SEGS || hlen + tlen > RSIW_ZC_MAX_FRAMING)
+		return -EINVAL;
+	if (!hlen && !tlen)
+		return rsiw_shim_zc_send(s, segs, n, more);
+	frag = netdev_alloc_frag(hlen + tlen);
+	if (!frag)
+		return -ENOMEM;
+	/* Each bio_vec below names one page: the fragment must not cross one. */
+	if (offset_in_page(frag) + hlen + tlen > PAGE_SIZE) {
+		skb_free_frag(frag);
+		return -ENOMEM;
+	}
+	memcpy(frag, head, hlen);
+	memcpy(frag + hlen, tail, tlen);
+	if (hlen) {
+		bvec_set_virt(&bv[nv++], frag, hlen);
+		total += hlen;
+	}
+	for (i = 0; i < n; i++) {
+		if (segs[i].off >= PAGE_SIZE ||
+		    segs[i].len > PAGE_SIZE - segs[i].off) {
+			skb_free_frag(frag);
+			return -EINVAL;
+		}
+		if (!sendpage_ok(segs[i].page))
+			msg.msg_flags &= ~MSG_SPLICE_PAGES;
+		bvec_set_page(&bv[nv++], segs[i].page, segs[i].len, segs[i].off);
+		total += segs[i].len;
+	}
+	if (tlen) {
+		bvec_set_virt(&bv[nv++], frag + hlen, tlen);
+		total += tlen;
+	}
+	msg.msg_flags |= rsiw_sock_send_flags(more);
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, nv, total);
+	rv = sock_sendmsg(s, &msg);
+	skb_free_frag(frag);
+	return rv;
 }

@@ -19,6 +19,13 @@ struct socket;
  */
 #define RSIW_ZC_MAX_SEGS 18
 
+/*
+ * Most framing octets rsiw_shim_zc_send_fpdu takes around the payload: the
+ * length field and the longest DDP + RDMAP headers (2 + 46) before it, PAD
+ * and CRC (3 + 4) after it, in one cache line of a page fragment.
+ */
+#define RSIW_ZC_MAX_FRAMING 64
+
 /* A piece of one page: @len bytes at @off. */
 struct rsiw_zc_seg {
 	struct page *page;
@@ -32,5 +39,8 @@ void rsiw_shim_zc_put_page(struct page *p);
 u32 rsiw_shim_zc_crc(u32 crc, struct page *p, u32 off, u32 len);
 int rsiw_shim_zc_send(struct socket *s, const struct rsiw_zc_seg *segs,
 		      size_t n, bool more);
+int rsiw_shim_zc_send_fpdu(struct socket *s, const u8 *head, size_t hlen,
+			   const struct rsiw_zc_seg *segs, size_t n,
+			   const u8 *tail, size_t tlen, bool more);
 
 #endif

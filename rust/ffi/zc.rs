@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! Zero-copy transmit of FPDU payload (RFC 5044 §4 framing stays with the
 //! engine): owned page references, the MPA CRC (RFC 5044 §4.4) over a page
-//! piece, and a non-blocking `MSG_SPLICE_PAGES` send of page pieces.
+//! piece, and a non-blocking `MSG_SPLICE_PAGES` send of page pieces, alone or
+//! with an FPDU's framing octets around them.
 
 use super::{bindings, sock::Socket};
 use core::ptr::NonNull;
@@ -124,10 +125,9 @@ impl Segs {
     }
 }
 
-/// Sends `segs` from byte `skip` on without blocking; `Ok(n)` may be short,
-/// `EAGAIN` when the socket is full. TCP takes its own references to the
-/// pages. Process context.
-pub(crate) fn send_pages(sock: &Socket, segs: &Segs, mut skip: usize, more: bool) -> Result<usize> {
+/// The pieces of `segs` from byte `skip` on, as the shim takes them; how
+/// many.
+fn raw_segs(segs: &Segs, mut skip: usize) -> ([bindings::rsiw_zc_seg; MAX_SEGS], usize) {
     let mut raw: [bindings::rsiw_zc_seg; MAX_SEGS] =
         core::array::from_fn(|_| bindings::rsiw_zc_seg::default());
     let mut n = 0usize;
@@ -146,15 +146,66 @@ pub(crate) fn send_pages(sock: &Socket, segs: &Segs, mut skip: usize, more: bool
         skip = 0;
         n += 1;
     }
-    if n == 0 {
-        return Ok(0);
-    }
-    // SAFETY: `sock` is live; the first `n` entries name pages referenced by
-    // `segs` for the duration of the call, each piece inside its page.
-    let rv = unsafe { bindings::rsiw_shim_zc_send(sock.as_ptr(), raw.as_ptr(), n, more) };
+    (raw, n)
+}
+
+fn sent(rv: i32) -> Result<usize> {
     if rv < 0 {
         Err(Error::from_errno(rv))
     } else {
         usize::try_from(rv).map_err(|_| EINVAL)
     }
+}
+
+/// Sends `segs` from byte `skip` on without blocking; `Ok(n)` may be short,
+/// `EAGAIN` when the socket is full. TCP takes its own references to the
+/// pages. Process context.
+pub(crate) fn send_pages(sock: &Socket, segs: &Segs, skip: usize, more: bool) -> Result<usize> {
+    let (raw, n) = raw_segs(segs, skip);
+    if n == 0 {
+        return Ok(0);
+    }
+    // SAFETY: `sock` is live; the first `n` entries name pages referenced by
+    // `segs` for the duration of the call, each piece inside its page.
+    sent(unsafe { bindings::rsiw_shim_zc_send(sock.as_ptr(), raw.as_ptr(), n, more) })
+}
+
+/// Most framing octets [`send_fpdu`] takes (`head` and `tail` together).
+pub(crate) const MAX_FRAMING: usize = bindings::RSIW_ZC_MAX_FRAMING as usize;
+
+/// Sends the rest of a zero-copy FPDU in one call without blocking: `head`
+/// (what is left of its copied length field and headers), the pieces of
+/// `segs` from byte `skip` on, then `tail` (PAD and CRC field). TCP
+/// references the payload pages, and the framing octets in a page fragment
+/// the shim fills. `Ok(n)` may be short, `EAGAIN` when the socket is full;
+/// `ENOMEM` with nothing sent when the shim had no fragment (send the
+/// pieces one by one then). Process context.
+pub(crate) fn send_fpdu(
+    sock: &Socket,
+    head: &[u8],
+    segs: &Segs,
+    skip: usize,
+    tail: &[u8],
+    more: bool,
+) -> Result<usize> {
+    if head.len() + tail.len() > MAX_FRAMING {
+        return Err(EINVAL);
+    }
+    let (raw, n) = raw_segs(segs, skip);
+    // SAFETY: `sock` is live; `head` and `tail` are valid for their lengths
+    // (the shim copies them before it sends); the first `n` entries of `raw`
+    // name pages referenced by `segs` for the duration of the call, each
+    // piece inside its page.
+    sent(unsafe {
+        bindings::rsiw_shim_zc_send_fpdu(
+            sock.as_ptr(),
+            head.as_ptr(),
+            head.len(),
+            raw.as_ptr(),
+            n,
+            tail.as_ptr(),
+            tail.len(),
+            more,
+        )
+    })
 }

@@ -432,13 +432,26 @@ impl Engine {
     }
 
     /// Sends (some of) the rest of the FPDU in progress: the copied header,
-    /// the zero-copy payload pages, then the copied trailer. Returns the
-    /// octets sent and whether they went with `MSG_MORE`.
+    /// the zero-copy payload pages, then the copied trailer, in one socket
+    /// call (the shim puts the copied octets in a page fragment), or one
+    /// call each if it has no fragment. Returns the octets sent and whether
+    /// they went with `MSG_MORE`.
     fn send_part(&self, tx: &TxState) -> Result<(usize, bool)> {
         let (s, h, z, l) = (tx.sent, tx.hlen, tx.zc_len, tx.len);
         // More FPDUs of the same message, or more messages, follow: let
         // TCP fill its segments.
         let more = tx.cur.is_some() || tx.batch;
+        if z > 0 && l <= zc::MAX_FRAMING {
+            // What is left of the header, the pages and the trailer in one
+            // call; the trailer starts at `h` in `wire`.
+            let head = tx.wire.get(s.min(h)..h).ok_or(EINVAL)?;
+            let tail = tx.wire.get(h + s.saturating_sub(h + z)..l).ok_or(EINVAL)?;
+            let skip = s.saturating_sub(h).min(z);
+            match self.stream.send_fpdu(head, &tx.zc, skip, tail, more) {
+                Err(e) if e == ENOMEM => {}
+                r => return r.map(|n| (n, more)),
+            }
+        }
         if s < h {
             let b = tx.wire.get(s..h).ok_or(EINVAL)?;
             let more = more || h < l;
