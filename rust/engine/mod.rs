@@ -283,6 +283,7 @@ impl Engine {
             }),
             mulpdu,
             large,
+            params.mss,
         )?;
         let (eng_qp, eng_stream) = (qp.clone(), stream.clone());
         Arc::pin_init(
