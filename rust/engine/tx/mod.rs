@@ -178,10 +178,11 @@ pub(super) struct TxState {
     /// stream started) goes to the socket in one call, its framing octets
     /// spliced with its pages; a longer one (a large FPDU over a path whose
     /// MSS is smaller) in three. Measured on loopback under TCG: one call
-    /// per FPDU gained 8-20 % where an FPDU fits a segment (RFC FPDUs at
-    /// MTU 1500, large ones at MTU 65536) and lost 25-35 % where a large
-    /// FPDU spans 43 segments (MTU 1500), where TCP then built about three
-    /// times as many, smaller, GSO packets (performance.md, run AQ).
+    /// per FPDU gained 15-25 % for RFC FPDUs at MTU 1500, moved large ones
+    /// at MTU 65536 within the boot-to-boot spread, and lost 25-35 % where
+    /// a large FPDU spans 43 segments (MTU 1500), TCP then building about
+    /// three times as many, smaller, GSO packets (performance.md, "One
+    /// socket call per zero-copy FPDU").
     one_call_max: usize,
     /// Octets of the FPDU (copied and zero-copy) already in the socket.
     sent: usize,
