@@ -283,7 +283,6 @@ impl Engine {
             }),
             mulpdu,
             large,
-            params.mss,
         )?;
         let (eng_qp, eng_stream) = (qp.clone(), stream.clone());
         Arc::pin_init(

@@ -174,16 +174,6 @@ pub(super) struct TxState {
     /// FPDUs up to `LARGE_PAYLOAD` (the framer's MULPDU is 64 KiB); copied
     /// payload still goes in FPDUs that fit `wire`.
     large: bool,
-    /// A zero-copy FPDU of at most this many octets (the TCP MSS when the
-    /// stream started) goes to the socket in one call, its framing octets
-    /// spliced with its pages; a longer one (a large FPDU over a path whose
-    /// MSS is smaller) in three. Measured on loopback under TCG: one call
-    /// per FPDU gained 15-25 % for RFC FPDUs at MTU 1500, moved large ones
-    /// at MTU 65536 within the boot-to-boot spread, and lost 25-35 % where
-    /// a large FPDU spans 43 segments (MTU 1500), TCP then building about
-    /// three times as many, smaller, GSO packets (performance.md, "One
-    /// socket call per zero-copy FPDU").
-    one_call_max: usize,
     /// Octets of the FPDU (copied and zero-copy) already in the socket.
     sent: usize,
     cur: Option<Msg>,
@@ -247,15 +237,13 @@ enum Next {
 impl TxState {
     /// `buf_mulpdu`: the RFC 5044 MULPDU of the stream, which sizes the
     /// buffer of copied octets whatever the framer's MULPDU.
-    /// `mss`: the stream's TCP MSS now (`one_call_max`).
-    pub(super) fn new(framer: TxFramer, buf_mulpdu: u16, large: bool, mss: u32) -> Result<Self> {
+    pub(super) fn new(framer: TxFramer, buf_mulpdu: u16, large: bool) -> Result<Self> {
         let wire_cap = usize::from(buf_mulpdu) + FRAME_EXTRA + COALESCE_ROOM;
         Ok(Self {
             framer,
             wire: KVVec::from_elem(0u8, wire_cap.min(WIRE_START), GFP_KERNEL)?,
             wire_cap,
             large,
-            one_call_max: mss as usize,
             len: 0,
             hlen: 0,
             zc: Segs::new(),
@@ -446,7 +434,7 @@ impl Engine {
     /// Sends (some of) the rest of the FPDU in progress: the copied header,
     /// the zero-copy payload pages, then the copied trailer, in one socket
     /// call (the shim puts the copied octets in a page fragment) if the
-    /// FPDU fits a TCP segment (`one_call_max`), otherwise, or if the shim
+    /// FPDU fits a TCP segment, otherwise, or if the shim
     /// has no fragment, one call each. Returns the octets sent and whether
     /// they went with `MSG_MORE`.
     fn send_part(&self, tx: &TxState) -> Result<(usize, bool)> {
@@ -454,7 +442,14 @@ impl Engine {
         // More FPDUs of the same message, or more messages, follow: let
         // TCP fill its segments.
         let more = tx.cur.is_some() || tx.batch;
-        if z > 0 && l <= zc::MAX_FRAMING && z + l <= tx.one_call_max {
+        // One call for an FPDU that fits the current MSS (every RFC FPDU; a
+        // large one over loopback at MTU 65536); a large FPDU spanning many
+        // segments (61,460 octets at MTU 1500) goes in three: measured on
+        // loopback under TCG, one call lost it 25-35 %, TCP building about
+        // three times as many, smaller, GSO packets from it (performance.md,
+        // "One socket call per zero-copy FPDU"). `mss_cache`, not the MSS of
+        // the stream's start: that is bounded by half the peer's first window.
+        if z > 0 && l <= zc::MAX_FRAMING && z + l <= self.stream.mss() as usize {
             // What is left of the header, the pages and the trailer in one
             // call; the trailer starts at `h` in `wire`.
             let head = tx.wire.get(s.min(h)..h).ok_or(EINVAL)?;
