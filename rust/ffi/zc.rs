@@ -192,11 +192,10 @@ pub(crate) fn send_fpdu(
         return Err(EINVAL);
     }
     let (raw, n) = raw_segs(segs, skip);
-    // SAFETY: `sock` is live; `head` and `tail` are valid for their lengths
-    // (the shim copies them before it sends); the first `n` entries of `raw`
-    // name pages referenced by `segs` for the duration of the call, each
-    // piece inside its page.
-    sent(unsafe {
+    // SAFETY: `sock` is live; `head` and `tail` are readable for their
+    // lengths (the shim copies them); the first `n` entries of `raw` name
+    // pages `segs` references during the call, each piece inside its page.
+    let rv = unsafe {
         bindings::rsiw_shim_zc_send_fpdu(
             sock.as_ptr(),
             head.as_ptr(),
@@ -207,5 +206,6 @@ pub(crate) fn send_fpdu(
             tail.len(),
             more,
         )
-    })
+    };
+    sent(rv)
 }
