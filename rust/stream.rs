@@ -158,17 +158,9 @@ impl Stream {
         zc::send_pages(&self.sock, segs, skip, more)
     }
 
-    /// Sends the rest of a zero-copy FPDU in one call: `head`, the page
-    /// pieces `segs` from byte `skip` on, `tail` ([`zc::send_fpdu`]).
-    pub(crate) fn send_fpdu(
-        &self,
-        head: &[u8],
-        segs: &Segs,
-        skip: usize,
-        tail: &[u8],
-        more: bool,
-    ) -> Result<usize> {
-        zc::send_fpdu(&self.sock, head, segs, skip, tail, more)
+    /// Sends the rest of a zero-copy FPDU in one call ([`zc::send_fpdu`]).
+    pub(crate) fn send_fpdu(&self, rest: &zc::FpduRest<'_>, more: bool) -> Result<usize> {
+        zc::send_fpdu(&self.sock, rest, more)
     }
 
     /// Closes the stream: FIN, or RST if `abortive`; the CM then reports the

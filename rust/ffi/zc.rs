@@ -173,21 +173,28 @@ pub(crate) fn send_pages(sock: &Socket, segs: &Segs, skip: usize, more: bool) ->
 /// Most framing octets [`send_fpdu`] takes (`head` and `tail` together).
 pub(crate) const MAX_FRAMING: usize = bindings::RSIW_ZC_MAX_FRAMING as usize;
 
-/// Sends the rest of a zero-copy FPDU in one call without blocking: `head`
-/// (what is left of its copied length field and headers), the pieces of
-/// `segs` from byte `skip` on, then `tail` (PAD and CRC field). TCP
-/// references the payload pages, and the framing octets in a page fragment
-/// the shim fills. `Ok(n)` may be short, `EAGAIN` when the socket is full;
-/// `ENOMEM` with nothing sent when the shim had no fragment (send the
-/// pieces one by one then). Process context.
-pub(crate) fn send_fpdu(
-    sock: &Socket,
-    head: &[u8],
-    segs: &Segs,
-    skip: usize,
-    tail: &[u8],
-    more: bool,
-) -> Result<usize> {
+/// What is left to send of a zero-copy FPDU: `head` (the rest of its copied
+/// length field and headers), the pieces of `segs` from byte `skip` on, then
+/// `tail` (PAD and CRC field).
+pub(crate) struct FpduRest<'a> {
+    pub(crate) head: &'a [u8],
+    pub(crate) segs: &'a Segs,
+    pub(crate) skip: usize,
+    pub(crate) tail: &'a [u8],
+}
+
+/// Sends `rest` in one call without blocking. TCP references the payload
+/// pages, and the framing octets in a page fragment the shim fills. `Ok(n)`
+/// may be short, `EAGAIN` when the socket is full; `ENOMEM` with nothing
+/// sent when the shim had no fragment (send the pieces one by one then).
+/// Process context.
+pub(crate) fn send_fpdu(sock: &Socket, rest: &FpduRest<'_>, more: bool) -> Result<usize> {
+    let FpduRest {
+        head,
+        segs,
+        skip,
+        tail,
+    } = *rest;
     if head.len() + tail.len() > MAX_FRAMING {
         return Err(EINVAL);
     }

@@ -452,10 +452,13 @@ impl Engine {
         if z > 0 && l <= zc::MAX_FRAMING && z + l <= self.stream.mss() as usize {
             // What is left of the header, the pages and the trailer in one
             // call; the trailer starts at `h` in `wire`.
-            let head = tx.wire.get(s.min(h)..h).ok_or(EINVAL)?;
-            let tail = tx.wire.get(h + s.saturating_sub(h + z)..l).ok_or(EINVAL)?;
-            let skip = s.saturating_sub(h).min(z);
-            match self.stream.send_fpdu(head, &tx.zc, skip, tail, more) {
+            let rest = zc::FpduRest {
+                head: tx.wire.get(s.min(h)..h).ok_or(EINVAL)?,
+                segs: &tx.zc,
+                skip: s.saturating_sub(h).min(z),
+                tail: tx.wire.get(h + s.saturating_sub(h + z)..l).ok_or(EINVAL)?,
+            };
+            match self.stream.send_fpdu(&rest, more) {
                 Err(e) if e == ENOMEM => {}
                 r => return r.map(|n| (n, more)),
             }
