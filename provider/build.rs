@@ -59,7 +59,7 @@ fn main() {
         if !include.join(needed).exists() {
             panic!(
                 "rsiw-provider: rdma-core v55 headers not found ({} is missing); \
-                 run `cargo xtask setup` or `cargo xtask build` (they fetch them), or set RSIW_RDMA_CORE to the directory those prepare",
+                 run `cargo xtask build` (it fetches them), or set RSIW_RDMA_CORE to the directory it prepares",
                 include.join(needed).display()
             );
         }
