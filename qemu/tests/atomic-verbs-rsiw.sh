@@ -5,7 +5,7 @@
 # rsiw-verbs-test's RFC 7306 cases on rsiw0 (eth0, 10.0.2.15): FetchAdd/CmpSwap, and
 # masked ones through the provider's rsiwdv calls, against the reference ALU;
 # misaligned and no-REMOTE_ATOMIC targets refused with memory intact; 4 QPs
-# (2 processes) x 10,000 FetchAdd on one word; a CmpSwap lock; Write with Immediate
+# (3 processes) x 10,000 FetchAdd on one word; a CmpSwap lock; Write with Immediate
 # (32-bit verbs, 64-bit rsiwdv); the RFC 7306 §7 ordering rows. RSIW_DEV_TYPE=siw:
 # every case must be reported as skipped (siw's atomic_cap is ATOMIC_NONE).
 . /rsiw/lib.sh
