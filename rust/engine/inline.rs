@@ -118,6 +118,8 @@ impl Engine {
     pub(super) fn drain_inline(&self, run: bool, by: Runner) {
         let dev = &self.inline.inner;
         let mut runs = if run { 0 } else { MAX_RUNS };
+        // Engines may be pending once draining stops.
+        let mut left_over = true;
         loop {
             let (next, last) = {
                 let mut g = dev.lock();
@@ -133,6 +135,9 @@ impl Engine {
                 if last {
                     g.drainer = 0;
                 }
+                // None pending and no drainer (so no kick is kept from now
+                // on): nothing is left over, the usual end.
+                left_over = next.is_some();
                 (next, last)
             };
             if let Some(e) = next {
@@ -141,6 +146,9 @@ impl Engine {
             if last {
                 break;
             }
+        }
+        if !left_over {
+            return;
         }
         // Left over after MAX_RUNS: hand to the workqueue.
         loop {

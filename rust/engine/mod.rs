@@ -169,6 +169,8 @@ pub(crate) struct Engine {
     stopped: AtomicBool,
     /// TX work items queued or running.
     busy: AtomicU32,
+    /// `quiesce` waits for `busy` to reach 0: `unbusy` wakes it.
+    quiescing: AtomicBool,
     /// Inbound Read and Atomic Requests accepted and not yet answered
     /// (queued in `Shared::irq` or being framed): at most IRD (RFC 5040
     /// §6.5, RFC 7306 §5.2.2 rule 4). RX adds (one RX at a time, under
@@ -295,6 +297,7 @@ impl Engine {
                 ctr: ConnCounters::new(&dev.counters),
                 stopped: AtomicBool::new(false),
                 busy: AtomicU32::new(0),
+                quiescing: AtomicBool::new(false),
                 inbound: AtomicU32::new(0),
                 tx_cpu: NEXT_TX_CPU.fetch_add(1, Ordering::Relaxed),
                 waited: AtomicBool::new(false),
@@ -542,12 +545,20 @@ impl Engine {
         }
     }
 
-    /// One TX run (work item or direct) ended: wake `quiesce`.
+    /// One TX run (work item or direct) ended: wakes `quiesce` if it
+    /// waits. A running connection takes no lock here: this is on every
+    /// message's path.
     fn unbusy(&self) {
-        let g = self.idle.lock();
         self.busy.fetch_sub(1, Ordering::SeqCst);
-        drop(g);
-        self.idle_cv.notify_all();
+        // Both SeqCst: either this load sees `quiesce`'s store, or
+        // `quiesce`'s next look at `busy` (after its store) sees the count
+        // this run dropped. `quiesce` polls as well.
+        if self.quiescing.load(Ordering::SeqCst) {
+            // Through `idle` first: `quiesce` is not between its look at
+            // `busy` and its wait when the notification comes.
+            drop(self.idle.lock());
+            self.idle_cv.notify_all();
+        }
     }
 
     /// Moves a running connection to closing; an abortive request also
@@ -620,6 +631,8 @@ impl Engine {
     fn quiesce(self: &Arc<Self>, graceful_ms: u32) {
         let until = kernel::time::Ktime::ktime_get().to_ms() + i64::from(graceful_ms);
         let mut abortive = graceful_ms == 0;
+        // Before the first look at `busy` (`unbusy` says why).
+        self.quiescing.store(true, Ordering::SeqCst);
         self.request_close(abortive, None);
         self.kick();
         let mut g = self.idle.lock();
