@@ -9,7 +9,10 @@
 # are destroyed without a hang afterwards. A thread that keeps moving a QP's
 # producer indices cannot keep the kernel's flush going, nor one that keeps its SQ
 # full of local operations keep a doorbell's system call running. A QP's own remote
-# access rights are enforced besides the region's. Then a kernel ULP's FRWR region: no
+# access rights are enforced besides the region's. SQEs and RQEs the provider would
+# never build, written straight into a connected QP's rings (unknown opcode, flags,
+# num_sge or inline_len beyond the element, SGEs naming no memory of the QP), each
+# complete with their error and leave the QP in ERROR. Then a kernel ULP's FRWR region: no
 # byte of it reaches a peer after the ULP got the completion that invalidated it
 # (Send With Invalidate or LOCAL_INV racing queued Read Responses).
 . /rsiw/lib.sh
@@ -42,6 +45,7 @@ run_bg takeover 90 rsiw-verbs-test --takeover 10.0.2.15:7491
 run_bg flush-hammer 90 rsiw-verbs-test --flush-hammer 10.0.2.15:7495
 run_bg local-hammer 90 rsiw-verbs-test --local-hammer 10.0.2.15:7497
 run_bg qp-access 90 rsiw-verbs-test --qp-access 10.0.2.15:7501
+run_bg corrupt-wqe 180 rsiw-verbs-test --corrupt-wqe 10.0.2.15:7511
 HOSTILE="listen connect_hostile_send_inv hostile_setup hostile_reads_posted
 hostile_send_inv_posted hostile_send_inv_received hostile_send_inv_reads_complete
 read_vs_send_inv_no_poison connect_hostile_local_inv hostile_li_reads_posted

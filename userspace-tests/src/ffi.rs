@@ -605,6 +605,12 @@ pub const WC_SUCCESS: u32 = ibv_wc_status_IBV_WC_SUCCESS;
 pub const WC_FLUSH: u32 = ibv_wc_status_IBV_WC_WR_FLUSH_ERR;
 /// `IBV_WC_REM_ACCESS_ERR`.
 pub const WC_REM_ACCESS: u32 = ibv_wc_status_IBV_WC_REM_ACCESS_ERR;
+/// `IBV_WC_LOC_QP_OP_ERR`: a work request the QP cannot execute.
+pub const WC_LOC_QP_OP: u32 = ibv_wc_status_IBV_WC_LOC_QP_OP_ERR;
+/// `IBV_WC_LOC_LEN_ERR`.
+pub const WC_LOC_LEN: u32 = ibv_wc_status_IBV_WC_LOC_LEN_ERR;
+/// `IBV_WC_LOC_PROT_ERR`: a local buffer its SGE may not name.
+pub const WC_LOC_PROT: u32 = ibv_wc_status_IBV_WC_LOC_PROT_ERR;
 /// `IBV_EVENT_QP_ACCESS_ERR`: the peer refused a remote access (its Terminate).
 pub const EVENT_QP_ACCESS_ERR: u32 = ibv_event_type_IBV_EVENT_QP_ACCESS_ERR;
 /// `IBV_WC_REM_OP_ERR`.

@@ -10,13 +10,16 @@
 //! SQEs and RQEs by writing the QP's producer indices directly while the QP is
 //! moved to ERROR: the kernel's flush must take what was posted when it began
 //! and return, however fast the producer moves.
+//!
+//! `--corrupt-wqe ADDR`: elements the provider would never build, written
+//! straight into a live QP's rings; each completes with its error.
 
 use crate::ffi::{self, Channel, CmId, Cq, Mr, Pd, Qp, Sge};
 use crate::requester::expect_event;
 use crate::wait::{self, Pending};
 use core::mem::offset_of;
 use rsiw_abi::ring::{slot_offset, RingHeader};
-use rsiw_abi::wqe::{SqOpcode, Sqe};
+use rsiw_abi::wqe::{Rqe, SqOpcode, Sqe, SQE_INLINE, SQE_SIGNALED};
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddrV4;
 use std::process::{Command, ExitCode, Stdio};
@@ -310,6 +313,20 @@ impl Producer {
         })
     }
 
+    /// Writes `elem` into the slot at the producer index of a ring whose
+    /// slots of `stride` bytes start at `buf`, and publishes it.
+    fn publish_one<T: Copy>(&self, buf: *mut u8, stride: usize, elem: T) {
+        // SAFETY: live, aligned header words and slots of the mapping (see
+        // `new`); the slot at the producer index is the poster's, `T` is one
+        // of the ABI's elements, no larger than `stride`.
+        unsafe {
+            let p = (*self.word).load(Ordering::Relaxed);
+            let off = slot_offset(p, self.entries, stride);
+            buf.add(off).cast::<T>().write_volatile(elem);
+            (*self.word).store(p.wrapping_add(1), Ordering::Release);
+        }
+    }
+
     /// Claims a full ring beyond what the kernel consumed.
     fn fill(&self) {
         // SAFETY: live, aligned header words (see `new`).
@@ -601,6 +618,176 @@ fn local_hammer(addr: SocketAddrV4) -> Result<bool, String> {
     Ok(ok)
 }
 
+/// An SQE of `op` with one SGE, signaled, `wr_id` 9.
+fn sqe_with_sge(op: SqOpcode, lkey: u32, addr: u64, length: u32) -> Sqe {
+    let mut sqe = Sqe {
+        wr_id: 9,
+        opcode: op as u8,
+        flags: SQE_SIGNALED,
+        ..Sqe::default()
+    };
+    sqe.num_sge = 1;
+    sqe.set_sge(0, rsiw_abi::wqe::Sge { addr, length, lkey });
+    sqe
+}
+
+/// An SQE the provider would never build, from the client region's lkey and
+/// address (4096 octets), and the status its completion must have.
+type CorruptSqe = (&'static str, fn(u32, u64) -> Sqe, u32);
+
+/// The corrupt SQEs: what `Sqe::validate` refuses, and SGEs that name no
+/// memory of the QP's (checked when TX takes the WQE).
+const CORRUPT_SQES: [CorruptSqe; 8] = [
+    (
+        "an unknown opcode",
+        |k, a| Sqe {
+            opcode: 99,
+            ..sqe_with_sge(SqOpcode::Send, k, a, 8)
+        },
+        ffi::WC_LOC_QP_OP,
+    ),
+    (
+        "Send with Immediate (no iWARP encoding)",
+        |k, a| sqe_with_sge(SqOpcode::SendImm, k, a, 8),
+        ffi::WC_LOC_QP_OP,
+    ),
+    (
+        "flag bits the ABI does not define",
+        |k, a| Sqe {
+            flags: SQE_SIGNALED | 0x80,
+            ..sqe_with_sge(SqOpcode::Send, k, a, 8)
+        },
+        ffi::WC_LOC_QP_OP,
+    ),
+    (
+        "num_sge 200",
+        |k, a| Sqe {
+            num_sge: 200,
+            ..sqe_with_sge(SqOpcode::Send, k, a, 8)
+        },
+        ffi::WC_LOC_QP_OP,
+    ),
+    (
+        "inline_len 255",
+        |k, a| Sqe {
+            flags: SQE_SIGNALED | SQE_INLINE,
+            inline_len: u8::MAX,
+            ..sqe_with_sge(SqOpcode::Send, k, a, 8)
+        },
+        ffi::WC_LOC_LEN,
+    ),
+    (
+        "a Read into two SGEs",
+        |k, a| {
+            let mut s = sqe_with_sge(SqOpcode::Read, k, a, 8);
+            s.num_sge = 2;
+            s.set_sge(
+                1,
+                rsiw_abi::wqe::Sge {
+                    addr: a + 8,
+                    length: 8,
+                    lkey: k,
+                },
+            );
+            s
+        },
+        ffi::WC_LOC_QP_OP,
+    ),
+    (
+        "an lkey no region has",
+        |k, a| sqe_with_sge(SqOpcode::Send, k ^ 0x00ff_ff00, a, 8),
+        ffi::WC_LOC_PROT,
+    ),
+    (
+        "an SGE past its region's end",
+        |k, a| sqe_with_sge(SqOpcode::Send, k, a + 4096 - 8, 64),
+        ffi::WC_LOC_PROT,
+    ),
+];
+
+/// One corrupt SQE on a connection of its own: it completes with `want`, the
+/// QP is in ERROR after it (a valid Send written behind it is flushed), and
+/// the QPs are destroyed.
+fn corrupt_sqe_case(
+    addr: SocketAddrV4,
+    make: fn(u32, u64) -> Sqe,
+    want: u32,
+) -> Result<(), String> {
+    let Pair { mut c1, s1, .. } = connected(addr, 64)?;
+    let (sq, _) = crate::dv::query_qp(&c1.qp)?;
+    let ring = Producer::new(&sq).ok_or("no SQ ring")?;
+    let (buf, stride) = (sq.buf.cast::<u8>(), sq.stride as usize);
+    let sqe = make(c1.mr.lkey(), c1.mr.addr());
+    ring.publish_one(buf, stride, sqe);
+    // What the doorbell returns is not the point: the completion is.
+    let rang = crate::dv::ring_sq_doorbell(&c1.qp);
+    let w = wait::wait_for(&mut c1.pend, &c1.cq, sqe.wr_id, Duration::from_secs(10))
+        .map_err(|e| format!("the corrupt SQE (doorbell {rang:?}): {e}"))?;
+    wait::expect(&w, want, None)?;
+    // Behind the provider's back: its own producer index is one behind.
+    let mut after = sqe_with_sge(SqOpcode::Send, c1.mr.lkey(), c1.mr.addr(), 8);
+    after.wr_id = 10;
+    ring.publish_one(buf, stride, after);
+    let rang = crate::dv::ring_sq_doorbell(&c1.qp);
+    let w = wait::wait_for(&mut c1.pend, &c1.cq, 10, Duration::from_secs(10))
+        .map_err(|e| format!("a Send after the corrupt SQE (doorbell {rang:?}): {e}"))?;
+    wait::expect(&w, ffi::WC_FLUSH, None)?;
+    drop(c1);
+    drop(s1);
+    Ok(())
+}
+
+/// A corrupt RQE (`num_sge` 200) on the server, then a Send from the client:
+/// the RQE completes with LOC_QP_OP_ERR (the kernel's copy is refused when
+/// RX takes it) and the QPs are destroyed.
+fn corrupt_rqe_case(addr: SocketAddrV4) -> Result<(), String> {
+    let Pair { c1, mut s1, .. } = connected(addr, 64)?;
+    let (_, rq) = crate::dv::query_qp(&s1.qp)?;
+    let ring = Producer::new(&rq).ok_or("no RQ ring")?;
+    let mut rqe = Rqe {
+        wr_id: 21,
+        num_sge: 200,
+        ..Rqe::default()
+    };
+    rqe.set_sge(
+        0,
+        rsiw_abi::wqe::Sge {
+            addr: s1.mr.addr(),
+            length: 64,
+            lkey: s1.mr.lkey(),
+        },
+    );
+    ring.publish_one(rq.buf.cast(), rq.stride as usize, rqe);
+    c1.send(5, b"to a corrupt RQE")?;
+    let w = wait::wait_for(&mut s1.pend, &s1.cq, 21, Duration::from_secs(10))
+        .map_err(|e| format!("the corrupt RQE: {e}"))?;
+    wait::expect(&w, ffi::WC_LOC_QP_OP, None)?;
+    drop(c1);
+    drop(s1);
+    Ok(())
+}
+
+/// The `--corrupt-wqe` run: one connection per corrupt element, on ports
+/// `addr`, `addr + 1`, ...
+fn corrupt_wqe(addr: SocketAddrV4) -> Result<bool, String> {
+    let port = |n: usize| SocketAddrV4::new(*addr.ip(), addr.port() + n as u16);
+    let mut ok = true;
+    for (i, (name, make, want)) in CORRUPT_SQES.iter().enumerate() {
+        ok &= report(
+            &format!(
+                "a corrupt SQE ({name}) completes with {}",
+                ffi::status_str(*want)
+            ),
+            corrupt_sqe_case(port(i), *make, *want),
+        );
+    }
+    ok &= report(
+        "a corrupt RQE (num_sge 200) completes with local QP operation error",
+        corrupt_rqe_case(port(CORRUPT_SQES.len())),
+    );
+    Ok(ok)
+}
+
 /// `--read-from ADDR LEN`: connects to ADDR (a raw peer's MPA responder) and reads
 /// LEN octets from it with one RDMA Read; prints `read status NAME` and the first
 /// octet of the sink. Exits 0 once the Read completed, whatever its status.
@@ -665,6 +852,7 @@ pub fn main(args: &[String]) -> Option<ExitCode> {
         Some("--flush-hammer") => addr_at(args, 1).and_then(flush_hammer),
         Some("--qp-access") => addr_at(args, 1).and_then(qp_access),
         Some("--local-hammer") => addr_at(args, 1).and_then(local_hammer),
+        Some("--corrupt-wqe") => addr_at(args, 1).and_then(corrupt_wqe),
         Some("--read-from") => addr_at(args, 1).and_then(|a| {
             let len = args
                 .get(2)
