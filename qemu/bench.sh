@@ -35,12 +35,13 @@ attempt() {
     # Own names: this runs in the caller's shell, whose t/d/size must survive.
     a_t=$1 a_d=$2 a_s=$3 a_n=$4
     shift 4
+    # perftest_once: the retry is this function's, named in the header.
     port=$((port + 1))
-    out=$(perftest_run "$a_t" "$a_d" "$a_s" "$a_n" $port "$@") && return 0
+    out=$(perftest_once "$a_t" "$a_d" "$a_s" "$a_n" $port "$@") && return 0
     echo "$out"
     echo "RSIW-BENCH info retried $a_d $a_t: $(echo "$out" | grep -E 'client exit|Event:' | tr -s ' \t\n' ' ')"
     port=$((port + 1))
-    out=$(perftest_run "$a_t" "$a_d" "$a_s" "$a_n" $port "$@")
+    out=$(perftest_once "$a_t" "$a_d" "$a_s" "$a_n" $port "$@")
 }
 
 # Values of each cell so far, one file per cell (`vals`), or why it has none (`failed`).
