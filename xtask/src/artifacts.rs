@@ -15,7 +15,7 @@ pub struct Artifacts {
     pub kernel: Kernel,
     /// The modules and provider that went into the image (or why not).
     pub parts: Parts,
-    /// The base initramfs (`target/vm/<flavour>/initramfs.cpio.gz`).
+    /// The base initramfs (`target/vm/<flavour>/initramfs.cpio`).
     pub initramfs: PathBuf,
     /// Held from after the kernel build (which needs no lock) until the caller's VM
     /// runs end, so no other xtask rewrites `target/vm/` meanwhile.
