@@ -12,7 +12,7 @@
 # access rights are enforced besides the region's. SQEs and RQEs the provider would
 # never build, written straight into a connected QP's rings (unknown opcode, flags,
 # num_sge or inline_len beyond the element, SGEs naming no memory of the QP), each
-# complete with their error and leave the QP in ERROR. Then a kernel ULP's FRWR region: no
+# complete with their error (a corrupt SQE leaves the QP in ERROR). Then a kernel ULP's FRWR region: no
 # byte of it reaches a peer after the ULP got the completion that invalidated it
 # (Send With Invalidate or LOCAL_INV racing queued Read Responses).
 . /rsiw/lib.sh
