@@ -98,6 +98,14 @@ impl End {
             .map_err(io)
     }
 
+    /// Waits (10 s) for `wr_id` and checks its status is `want`; `what` names
+    /// the work request in the error.
+    fn expect_status(&mut self, wr_id: u64, want: u32, what: &str) -> Result<(), String> {
+        let w = wait::wait_for(&mut self.pend, &self.cq, wr_id, Duration::from_secs(10))
+            .map_err(|e| format!("{what}: {e}"))?;
+        wait::expect(&w, want, None).map_err(|e| format!("{what}: {e}"))
+    }
+
     /// Waits for receive `wr_id` and checks it holds `data`.
     fn expect_recv(&mut self, wr_id: u64, data: &[u8]) -> Result<(), String> {
         let w = wait::wait_for(&mut self.pend, &self.cq, wr_id, Duration::from_secs(10))?;
@@ -721,17 +729,21 @@ fn corrupt_sqe_case(
     ring.publish_one(buf, stride, sqe);
     // What the doorbell returns is not the point: the completion is.
     let rang = crate::dv::ring_sq_doorbell(&c1.qp);
-    let w = wait::wait_for(&mut c1.pend, &c1.cq, sqe.wr_id, Duration::from_secs(10))
-        .map_err(|e| format!("the corrupt SQE (doorbell {rang:?}): {e}"))?;
-    wait::expect(&w, want, None)?;
+    c1.expect_status(
+        sqe.wr_id,
+        want,
+        &format!("the corrupt SQE (doorbell {rang:?})"),
+    )?;
     // Behind the provider's back: its own producer index is one behind.
     let mut after = sqe_with_sge(SqOpcode::Send, c1.mr.lkey(), c1.mr.addr(), 8);
     after.wr_id = 10;
     ring.publish_one(buf, stride, after);
     let rang = crate::dv::ring_sq_doorbell(&c1.qp);
-    let w = wait::wait_for(&mut c1.pend, &c1.cq, 10, Duration::from_secs(10))
-        .map_err(|e| format!("a Send after the corrupt SQE (doorbell {rang:?}): {e}"))?;
-    wait::expect(&w, ffi::WC_FLUSH, None)?;
+    c1.expect_status(
+        10,
+        ffi::WC_FLUSH,
+        &format!("a Send after the corrupt SQE (doorbell {rang:?})"),
+    )?;
     drop(c1);
     drop(s1);
     Ok(())
@@ -759,9 +771,7 @@ fn corrupt_rqe_case(addr: SocketAddrV4) -> Result<(), String> {
     );
     ring.publish_one(rq.buf.cast(), rq.stride as usize, rqe);
     c1.send(5, b"to a corrupt RQE")?;
-    let w = wait::wait_for(&mut s1.pend, &s1.cq, 21, Duration::from_secs(10))
-        .map_err(|e| format!("the corrupt RQE: {e}"))?;
-    wait::expect(&w, ffi::WC_LOC_QP_OP, None)?;
+    s1.expect_status(21, ffi::WC_LOC_QP_OP, "the corrupt RQE")?;
     drop(c1);
     drop(s1);
     Ok(())
