@@ -7,7 +7,8 @@
 # The cache key is the kernel package version, the flavour, and a hash of the
 # config fragments, this script and the toolchain versions, so nothing is rebuilt
 # unless something that shapes the build changed.  An interrupted build resumes
-# (make is incremental); a finished one is marked by "<dir>/.complete".
+# (make is incremental); a finished one is marked by "<dir>/.complete". The patches
+# in qemu/kernel/patches/ are applied to the extracted source (part of the key too).
 set -euo pipefail
 
 flavour=${1:?usage: build-kernel.sh debug|perf}
@@ -19,7 +20,9 @@ tarball=/usr/src/linux-source-6.12.tar.xz
 [ -f "$tarball" ] || { echo "build-kernel: $tarball missing; run 'cargo xtask setup' (apt-get install linux-source-6.12)" >&2; exit 2; }
 llvm=${RSIW_LLVM:--14}
 pkgver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
-key=$( { echo "$pkgver $flavour $llvm"; cat "$frags/base.config" "$frags/$flavour.config" "$0";
+# Patches to the test kernel (qemu/kernel/patches/*.patch, applied in name order).
+patches=$(find "$frags/patches" -name '*.patch' 2>/dev/null | sort)
+key=$( { echo "$pkgver $flavour $llvm"; cat "$frags/base.config" "$frags/$flavour.config" "$0" $patches;
          rustc --version; bindgen --version 2>/dev/null || true; "clang$llvm" --version | head -1; } | sha256sum | cut -c1-12)
 cache=${RSIW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rsiw}
 dir="$cache/kernel/$pkgver-$flavour-$key"
@@ -35,6 +38,11 @@ if [ ! -f "$src/Makefile" ]; then
     rm -rf "$src" "$dir/extract"
     mkdir -p "$dir/extract"
     tar -C "$dir/extract" -xf "$tarball"
+    # Patched before the move: a tree at "$src" is always a patched one.
+    for p in $patches; do
+        patch -d "$dir/extract/linux-source-6.12" -p1 --quiet --forward < "$p" ||
+            { echo "build-kernel: $p does not apply to $pkgver" >&2; exit 1; }
+    done
     mv "$dir/extract/linux-source-6.12" "$src"
     rmdir "$dir/extract"
 fi

@@ -20,6 +20,7 @@ const APT_PACKAGES: &[&str] = &[
     "libssl-dev",
     "cpio",
     "xz-utils",
+    "patch",
     "zstd",
     "kmod",
     "make",
