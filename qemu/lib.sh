@@ -86,12 +86,28 @@ retry() {
 # setup_net: eth0 (QEMU user network) gets 10.0.2.15/24; with two VMs, eth1 (the
 # socket network between them) gets 10.0.9.1 (VM 0) or 10.0.9.2 (VM 1).
 setup_net() {
+    # A script of a group (`# rsiw-group:`) may find this done by the one before.
     ip link set eth0 up
-    ip addr add 10.0.2.15/24 dev eth0
+    ip -4 addr show dev eth0 | grep -q "inet 10.0.2.15/" || ip addr add 10.0.2.15/24 dev eth0
+    nets=eth0
     if [ "${RSIW_VM_COUNT:-1}" -gt 1 ]; then
         ip link set eth1 up
         ip addr add "10.0.9.$((RSIW_VM_INDEX + 1))/24" dev eth1
+        nets="eth0 eth1"
     fi
+    # The IPv6 link-local address comes when the link is operationally up (link
+    # watch, up to a second later). Adding it makes an rsiw device on the netdev
+    # re-read its GID table, and ib_core's re-read (config_non_roce_gid_cache)
+    # deletes and re-adds every entry, index 0 too: an rdma_cm bind in that moment
+    # fails with ENODEV. Wait for it here, before any device exists (bounded).
+    for n in $nets; do
+        i=0
+        while [ $i -lt 50 ] && ! ip -6 addr show dev "$n" scope link | grep -q inet6; do
+            sleep 0.1
+            i=$((i + 1))
+        done
+        [ $i -lt 50 ] || echo "setup_net: $n has no IPv6 link-local address after 5 s"
+    done
 }
 
 # The socket-network address of the other VM.
