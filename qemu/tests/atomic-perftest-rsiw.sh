@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: conn
 # rsiw-requires: datapath
 # rsiw-timeout: 900
 # Unmodified perftest atomics over rdma_cm (-R) between two endpoints on rsiw0 (eth0,

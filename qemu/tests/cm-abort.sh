@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: cm
 # rsiw-timeout: 300
 # Connections that end without a disconnect, on rsiw0 (both ends on 10.0.2.15): a
 # client killed mid-run (its QP is destroyed while connected: RST), and a server killed

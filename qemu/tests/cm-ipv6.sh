@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: basic
 # rsiw-timeout: 200
 # rsiw's connection manager over IPv6: rping server and client on rsiw0 at fd00::15
 # (both ends on one device), 2 pings with their payloads checked.

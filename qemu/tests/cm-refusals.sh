@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: cm
 # rsiw-timeout: 300
 # rsiw's connection manager when the other end is not a willing MPA peer (RFC 5044
 # §7.1): a responder answers a bad MPA Request with a Reject Reply and resets a

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: cm
 # rsiw-timeout: 400
 # Peers that never finish their MPA Request (RFC 5044 §7.1) against an rsiw responder:
 # 300 connections trickle a valid Request (512 octets of private data) one octet per

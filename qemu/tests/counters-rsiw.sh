@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: conn
 # rsiw-timeout: 400
 # rsiw0's counters (`rdma statistic show link rsiw0/1`, ib_core's hw_stats) and each QP's
 # own (`rdma -dd resource show qp`) against traffic whose size is known: Atomics,

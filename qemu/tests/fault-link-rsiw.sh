@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: conn
 # rsiw-timeout: 400
 # The link under rsiw0 goes away during traffic (rsiw-load: Write, Read back, Send and
 # FetchAdd/CmpSwap on several connections, every byte checked, both ends on rsiw0):

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: verbs
 # rsiw-requires: datapath
 # rsiw-timeout: 600
 # Hostile local users (Documentation/security.md): a process may bind a connection

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: basic
 # The image holds every tool and verbs provider later tests use, each with all its libraries,
 # and the files knfsd's userspace needs.
 . /rsiw/lib.sh

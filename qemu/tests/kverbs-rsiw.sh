@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: verbs
 # rsiw-requires: datapath
 # The kernel-verbs test module on rsiw0 (both ends in the kernel, eth0, 10.0.2.15): every
 # case, the atomics run, and the two self-tests that show its checks can fail.

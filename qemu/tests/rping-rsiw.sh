@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: cm
 # rsiw-requires: datapath
 # rsiw-timeout: 600
 # rping between two rdma_cm endpoints on rsiw0 (eth0, 10.0.2.15): 100 pings, each one

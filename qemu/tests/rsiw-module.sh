@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: basic
 # rsiw module skeleton: device attributes in sysfs, port state following eth0,
 # one device per netdev, removal when the netdev goes away, unload with a live device.
 . /rsiw/lib.sh
@@ -47,7 +48,7 @@ if require_provider "ibv_devinfo opens rsiw0"; then
         pass "user context, PD, MR, CQ and QP created; RTR without a GRH refused" ;;
     *) fail "user context, PD, MR, CQ and QP created; RTR without a GRH refused" "ibv_rc_pingpong: $out" ;;
     esac
-    check_output "PD and context released" '^0: rsiw0: pd 0 .*ctx 0' rdma resource show
+    check_output "PD and context released" '^[0-9]+: rsiw0: pd 0 .*ctx 0' rdma resource show
 fi
 
 # Unbinding the NIC unregisters eth0: NETDEV_UNREGISTER must remove rsiw0

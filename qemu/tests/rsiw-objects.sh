@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: basic
 # rsiw's verbs objects without a connection: the advertised limits (ibv_devinfo -v),
 # then the test module rsiw_objs_test on rsiw0 (QP state machine, flush completions
 # also posted from hardirq, completion/overflow/SRQ-limit/last-WQE events, FRWR

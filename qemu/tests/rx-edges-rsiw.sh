@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: cm
 # rsiw-timeout: 300
 # RFC error handling at the edges, against an rsiw responder (rping server) from a raw
 # peer after a real MPA exchange (Rev 1, CRC): a Terminate in error is not answered

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: conn
 # rsiw-requires: datapath
 # rsiw-timeout: 900
 # The error cases of rsiw-verbs-test on rsiw0, one at a time: besides the completion

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-group: verbs
 # rsiw-requires: datapath
 # rsiw-timeout: 600
 # Zero-copy transmit on rsiw0: rping -V with 65000- and 5000-byte buffers (rping

@@ -102,7 +102,7 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
         Part::Built(so) => {
             t.insert(
                 &format!("{PROVIDER_DIR}/librsiw-rdmav34.so"),
-                Entry::File(so.clone(), 0o755),
+                Entry::File(without_debug_info(ctx, so)?, 0o755),
             );
             t.insert(
                 "etc/libibverbs.d/rsiw.driver",
@@ -119,7 +119,10 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
     }
     match &parts.verbs_test {
         Part::Built(bin) => {
-            t.insert("usr/bin/rsiw-verbs-test", Entry::File(bin.clone(), 0o755));
+            t.insert(
+                "usr/bin/rsiw-verbs-test",
+                Entry::File(without_debug_info(ctx, bin)?, 0o755),
+            );
             elves.push(bin.clone());
             // Built by the same package: the raw MPA peer of the CM and RX tests, the
             // traffic generator of the fault and soak runs, and the MPA CRC check of
@@ -127,13 +130,19 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
             for name in ["rsiw-rawpeer", "rsiw-load", "rsiw-pcap-crc"] {
                 let p = bin.with_file_name(name);
                 if p.exists() {
-                    t.insert(&format!("usr/bin/{name}"), Entry::File(p.clone(), 0o755));
+                    t.insert(
+                        &format!("usr/bin/{name}"),
+                        Entry::File(without_debug_info(ctx, &p)?, 0o755),
+                    );
                     elves.push(p);
                 }
             }
             // The NFS data checker and fsx, built by the same package.
             let io = bin.with_file_name("rsiw-nfs-io");
-            t.insert("usr/bin/rsiw-nfs-io", Entry::File(io.clone(), 0o755));
+            t.insert(
+                "usr/bin/rsiw-nfs-io",
+                Entry::File(without_debug_info(ctx, &io)?, 0o755),
+            );
             elves.push(io);
         }
         p => {
@@ -240,18 +249,37 @@ fn add_nfs(t: &mut Tree, root: &Path, elves: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
+/// One script of a run and its own environment lines (`RSIW_TEST`, `RSIW_TIMEOUT`,
+/// `RSIW_REQUIRES`).
+pub struct RunScript<'a> {
+    /// The script's text.
+    pub text: &'a [u8],
+    /// Shell assignments, one a line.
+    pub env: String,
+}
+
 /// Write `base`, then `extra` (an archive of an optional part, [`pyverbs`]), then an
-/// uncompressed archive holding the per-run files (`/rsiw/script.sh`, `/rsiw/env`) to
-/// `dest`; the kernel unpacks them in order.
+/// uncompressed archive holding the per-run files (`/rsiw/env`, and each script as
+/// `/rsiw/run/NN.sh` with its `/rsiw/run/NN.env`, in run order) to `dest`; the
+/// kernel unpacks them in order.
 pub fn with_overlay(
     base: &Path,
     extra: Option<&Path>,
-    script: &[u8],
+    scripts: &[RunScript],
     env: &str,
     dest: &Path,
 ) -> Result<()> {
     let mut t = Tree::default();
-    t.insert("rsiw/script.sh", Entry::Data(script.to_vec(), 0o755));
+    for (i, s) in scripts.iter().enumerate() {
+        t.insert(
+            &format!("rsiw/run/{i:02}.sh"),
+            Entry::Data(s.text.to_vec(), 0o755),
+        );
+        t.insert(
+            &format!("rsiw/run/{i:02}.env"),
+            Entry::Data(s.env.as_bytes().to_vec(), 0o644),
+        );
+    }
     t.insert("rsiw/env", Entry::Data(env.as_bytes().to_vec(), 0o644));
     let mut img = std::fs::read(base).with_context(|| format!("reading {}", base.display()))?;
     if let Some(x) = extra {
@@ -421,6 +449,25 @@ fn usr_path(p: &str) -> String {
         }
     }
     p.to_string()
+}
+
+/// A copy of our own program `elf` without its debug sections, for the image: the
+/// release profile keeps line tables (`debug = 1`, for host backtraces and `perf`),
+/// which make up seven eighths of each binary; the symbols stay. Every boot unpacks
+/// the image, so these 27 MiB cost each VM about a second under TCG.
+fn without_debug_info(ctx: &Ctx, elf: &Path) -> Result<PathBuf> {
+    let dir = ctx.out_dir().join("stripped");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = elf
+        .file_name()
+        .context("a program path without a file name")?;
+    let out = dir.join(name);
+    let tool = format!("llvm-objcopy{}", crate::module::llvm());
+    cmd::run(
+        Command::new(&tool).arg("--strip-debug").arg(elf).arg(&out),
+        &format!("`cargo xtask setup` installs {tool} (Debian's llvm-14)"),
+    )?;
+    Ok(out)
 }
 
 fn add_host_file(t: &mut Tree, p: &Path) -> Result<()> {

@@ -403,32 +403,54 @@ fn vm_suite(ctx: &Ctx, a: &Args) -> Result<SuiteCounts> {
     // reported in one piece when it ends.
     // With -v every console line is echoed: one VM at a time keeps them readable.
     let jobs = if a.verbose { 1 } else { vm_jobs()? };
-    let (mut alone, mut shared): (Vec<&suite::Script>, Vec<&suite::Script>) =
-        scripts.iter().partition(|s| s.vms > 1 || jobs == 1);
-    shared.sort_by_key(|s| std::cmp::Reverse(s.timeout));
+    // Scripts of one `rsiw-group` share a VM (suite::Unit).
+    let units = suite::units(&scripts)?;
+    let (mut alone, mut shared): (Vec<&suite::Unit>, Vec<&suite::Unit>) =
+        units.iter().partition(|u| u.vms() > 1 || jobs == 1);
+    shared.sort_by_key(|u| std::cmp::Reverse(u.timeout()));
     alone.sort_by(|a, b| a.name.cmp(&b.name));
     let counts = std::sync::Mutex::new((passed, failed, skipped));
-    let run = |s: &suite::Script, echo: Echo| {
+    let run = |u: &suite::Unit, echo: Echo| {
+        let vms = u.vms();
+        let what = if u.scripts.len() > 1 {
+            let names: Vec<&str> = u.scripts.iter().map(|s| s.name.as_str()).collect();
+            format!("group {}: {}", u.name, names.join(" "))
+        } else {
+            u.name.clone()
+        };
         eprintln!(
-            "test: vm: {} ({} VM{}, {:?}, {} kernel)",
-            s.name,
-            s.vms,
-            if s.vms > 1 { "s" } else { "" },
-            accel,
+            "test: vm: {what} ({vms} VM{}, {accel:?}, {} kernel)",
+            if vms > 1 { "s" } else { "" },
             ctx.flavour.name()
         );
-        let runs = suite::boot(&boot, s, echo);
+        let runs = suite::boot_unit(&boot, u, echo);
         let mut c = counts.lock().unwrap_or_else(|p| p.into_inner());
         let (passed, failed, skipped) = &mut *c;
         match runs {
-            Ok(runs) => report_script(ctx, s, &runs, passed, failed, skipped),
-            Err(e) => failed.push(format!("{}: could not boot: {e:#}", s.name)),
+            Ok(runs) => {
+                for (s, views) in suite::per_script(u, &runs) {
+                    report_script(ctx, s, &views, passed, failed, skipped);
+                }
+                for run in &runs {
+                    eprintln!(
+                        "test: vm: {} took {:.1} s",
+                        vm::show(&ctx.root, &run.log),
+                        run.wall.as_secs_f64()
+                    );
+                }
+            }
+            Err(e) => {
+                for s in &u.scripts {
+                    failed.push(format!("{}: could not boot: {e:#}", s.name));
+                }
+            }
         }
     };
     if !shared.is_empty() {
         eprintln!(
-            "test: vm: {} single-VM scripts, {jobs} at a time (RSIW_VM_JOBS)",
-            shared.len()
+            "test: vm: {} single-VM runs ({} scripts), {jobs} at a time (RSIW_VM_JOBS)",
+            shared.len(),
+            shared.iter().map(|u| u.scripts.len()).sum::<usize>()
         );
         let queue = std::sync::Mutex::new(shared.into_iter());
         std::thread::scope(|sc| {
@@ -494,10 +516,5 @@ fn report_script(
         if s.expect_splat.is_none() {
             suite::print_splats(&ctx.root, &run.console, &run.log);
         }
-        eprintln!(
-            "test: vm: {} took {:.1} s",
-            vm::show(&ctx.root, &run.log),
-            run.wall.as_secs_f64()
-        );
     }
 }

@@ -34,6 +34,10 @@ pub struct Outcome {
     pub cases: Vec<Case>,
     /// Kernel splats; any one fails the run.
     pub splats: Vec<Splat>,
+    /// Why a script of a group did not finish or was not judged to the end
+    /// (`RSIW-VM: unfinished: …`, added by the harness to its view of the console,
+    /// `suite::per_script`).
+    pub unfinished: Option<String>,
 }
 
 impl Outcome {
@@ -59,6 +63,9 @@ impl Outcome {
                     .into(),
             );
         }
+        if let (false, Some(why)) = (self.done, &self.unfinished) {
+            return Some(why.clone());
+        }
         if !self.done {
             return Some(
                 "the VM stopped before the end-of-run checks (kernel panic or reboot?)".into(),
@@ -78,6 +85,7 @@ pub fn analyze(console: &str, timed_out: bool) -> Outcome {
         timed_out,
         cases: Vec::new(),
         splats: splat::find(&lines),
+        unfinished: None,
     };
     let mut live = Vec::new();
     let mut block: Option<Vec<Case>> = None;
@@ -95,6 +103,8 @@ pub fn analyze(console: &str, timed_out: bool) -> Outcome {
                 in_block = false;
             } else if rest.starts_with("done") {
                 o.done = true;
+            } else if let Some(why) = rest.strip_prefix("unfinished: ") {
+                o.unfinished = Some(why.to_string());
             }
         } else if let Some(rest) = sentinel(line, "RSIW-RESULT ") {
             if let (true, Some(b), Some(c)) = (in_block, block.as_mut(), parse_case(rest)) {

@@ -37,6 +37,10 @@ pub struct Script {
     /// `# rsiw-image: pyverbs`: image parts only some scripts need, appended to the
     /// base image for their runs ([`image::pyverbs`]).
     pub image: Vec<String>,
+    /// `# rsiw-group: NAME`: single-VM scripts of one group run one after another in
+    /// one VM (one boot, one end-of-run check), each still judged and reported as
+    /// itself ([`Unit`]).
+    pub group: Option<String>,
 }
 
 impl Script {
@@ -59,6 +63,7 @@ impl Script {
             flavours: None,
             requires: Vec::new(),
             image: Vec::new(),
+            group: None,
         };
         for line in text
             .lines()
@@ -77,6 +82,7 @@ impl Script {
                 "rsiw-expect-splat" => s.expect_splat = Some(v.to_string()),
                 "rsiw-requires" => s.requires.extend(v.split_whitespace().map(String::from)),
                 "rsiw-image" => s.image.extend(v.split_whitespace().map(String::from)),
+                "rsiw-group" => s.group = Some(v.to_string()),
                 "rsiw-flavours" => {
                     s.flavours = Some(v.split_whitespace().map(String::from).collect())
                 }
@@ -99,8 +105,75 @@ impl Script {
         if let Some(x) = s.image.iter().find(|x| x.as_str() != "pyverbs") {
             anyhow::bail!("{}: unknown rsiw-image part `{x}`", path.display());
         }
+        if s.group.is_some() && (s.vms > 1 || s.expect_splat.is_some()) {
+            anyhow::bail!(
+                "{}: rsiw-group is for single-VM scripts that expect no splat",
+                path.display()
+            );
+        }
         Ok(s)
     }
+}
+
+/// What boots together: one script, or the scripts of one `rsiw-group` in name order.
+/// A group shares the boot and the end-of-run checks (kmemleak); before each of its
+/// scripts but the first, the init kills what the one before left running, empties
+/// /tmp and clears the kernel's log buffer (`qemu/init`). A splat is charged to the
+/// script whose part of the console shows it, a leak or a boot splat to every
+/// script of the group.
+pub struct Unit<'a> {
+    /// The group's name, or the script's.
+    pub name: String,
+    /// In run order.
+    pub scripts: Vec<&'a Script>,
+}
+
+impl<'a> Unit<'a> {
+    /// A unit of one script.
+    pub fn one(s: &'a Script) -> Unit<'a> {
+        Unit {
+            name: s.name.clone(),
+            scripts: vec![s],
+        }
+    }
+
+    /// The VMs it needs (a group's scripts all need one).
+    pub fn vms(&self) -> u8 {
+        self.scripts[0].vms
+    }
+
+    /// The VM's time limit: its scripts' limits added up.
+    pub fn timeout(&self) -> u64 {
+        self.scripts.iter().map(|s| s.timeout).sum()
+    }
+}
+
+/// `scripts` as units: each group's scripts together (in the order given), every other
+/// script alone. A group's scripts must ask for the same image parts.
+pub fn units(scripts: &[Script]) -> Result<Vec<Unit<'_>>> {
+    let mut out: Vec<Unit> = Vec::new();
+    for s in scripts {
+        let Some(g) = &s.group else {
+            out.push(Unit::one(s));
+            continue;
+        };
+        match out
+            .iter_mut()
+            .find(|u| u.scripts[0].group.as_ref() == Some(g))
+        {
+            Some(u) if u.scripts[0].image != s.image => anyhow::bail!(
+                "{} and {} are in group {g} but ask for other image parts",
+                u.scripts[0].name,
+                s.name
+            ),
+            Some(u) => u.scripts.push(s),
+            None => out.push(Unit {
+                name: g.clone(),
+                scripts: vec![s],
+            }),
+        }
+    }
+    Ok(out)
 }
 
 /// The suite's scripts, sorted, whose names contain one of `filters` (all if none).
@@ -157,12 +230,17 @@ pub struct Boot<'a> {
 /// A VM that has not run /init by then has failed to boot (normal: ~6 s under TCG).
 pub const BOOT_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// Boot `s` on its VM(s) and return the console logs, one per VM. If a VM dies
+/// Boot `s` on its VM(s) and return the console logs, one per VM.
+pub fn boot(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
+    boot_unit(b, &Unit::one(s), echo)
+}
+
+/// Boot `u` on its VM(s) and return the console logs, one per VM. If a VM dies
 /// before /init runs — before any test code or module of ours ran, so it cannot be
 /// the code under test — the boot is retried once; the failed attempt's log is kept
 /// as `console.attempt1.log` and its splat is printed.
-pub fn boot(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
-    let runs = boot_once(b, s, echo)?;
+pub fn boot_unit(b: &Boot, u: &Unit, echo: Echo) -> Result<Vec<Run>> {
+    let runs = boot_once(b, u, echo)?;
     if runs.iter().all(|r| r.booted) {
         return Ok(runs);
     }
@@ -171,42 +249,58 @@ pub fn boot(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
         std::fs::rename(&r.log, &kept).with_context(|| format!("keeping {}", r.log.display()))?;
         eprintln!(
             "test: vm: {}: the VM died before /init (log kept: {}); retrying the boot once",
-            s.name,
+            u.name,
             vm::show(&b.ctx.root, &kept)
         );
         print_splats(&b.ctx.root, &r.console, &kept);
     }
-    boot_once(b, s, echo)
+    boot_once(b, u, echo)
 }
 
-fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
-    let script = std::fs::read(&s.path).with_context(|| format!("reading {}", s.path.display()))?;
-    let port = if s.vms > 1 {
+fn boot_once(b: &Boot, u: &Unit, echo: Echo) -> Result<Vec<Run>> {
+    let texts = u
+        .scripts
+        .iter()
+        .map(|s| std::fs::read(&s.path).with_context(|| format!("reading {}", s.path.display())))
+        .collect::<Result<Vec<_>>>()?;
+    let scripts: Vec<image::RunScript> = u
+        .scripts
+        .iter()
+        .zip(&texts)
+        .map(|(s, text)| image::RunScript {
+            text,
+            env: format!(
+                "RSIW_TEST={}\nRSIW_TIMEOUT={}\nRSIW_REQUIRES={}\n",
+                image::shell_quote(&s.name),
+                s.timeout,
+                image::shell_quote(&s.requires.join(" "))
+            ),
+        })
+        .collect();
+    let vms_wanted = u.vms();
+    let port = if vms_wanted > 1 {
         Some(vm::free_udp_ports()?)
     } else {
         None
     };
-    let extra = if s.image.iter().any(|x| x == "pyverbs") {
+    let extra = if u.scripts[0].image.iter().any(|x| x == "pyverbs") {
         Some(image::pyverbs(b.ctx)?)
     } else {
         None
     };
     let mut vms = Vec::new();
-    for i in 0..s.vms {
-        let log_dir = if s.vms > 1 {
-            b.ctx.run_dir(&s.name).join(format!("vm{i}"))
+    for i in 0..vms_wanted {
+        let log_dir = if vms_wanted > 1 {
+            b.ctx.run_dir(&u.name).join(format!("vm{i}"))
         } else {
-            b.ctx.run_dir(&s.name)
+            b.ctx.run_dir(&u.name)
         };
         std::fs::create_dir_all(&log_dir)
             .with_context(|| format!("creating {}", log_dir.display()))?;
         let initrd = log_dir.join("initrd.img");
         let mut env = format!(
-            "RSIW_TEST={}\nRSIW_TIMEOUT={}\nRSIW_VM_INDEX={i}\nRSIW_VM_COUNT={}\nRSIW_REQUIRES={}\n",
-            image::shell_quote(&s.name),
-            s.timeout,
-            s.vms,
-            image::shell_quote(&s.requires.join(" "))
+            "RSIW_RUN={}\nRSIW_VM_INDEX={i}\nRSIW_VM_COUNT={vms_wanted}\n",
+            image::shell_quote(&u.name),
         );
         // Passed on from the host when set: the device type the rsiw data-path scripts
         // test (`siw` proves them on the reference driver; unset means rsiw), the NFS
@@ -224,13 +318,13 @@ fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
                 env += &format!("{var}={}\n", image::shell_quote(&t));
             }
         }
-        image::with_overlay(b.initramfs, extra.as_deref(), &script, &env, &initrd)?;
+        image::with_overlay(b.initramfs, extra.as_deref(), &scripts, &env, &initrd)?;
         vms.push(Vm {
             name: format!("vm{i}"),
             bzimage: b.bzimage.to_path_buf(),
             initrd,
             log_dir,
-            timeout: Duration::from_secs(s.timeout),
+            timeout: Duration::from_secs(u.timeout()),
             boot_timeout: Some(BOOT_TIMEOUT),
             accel: b.accel,
             index: i,
@@ -255,6 +349,93 @@ fn boot_once(b: &Boot, s: &Script, echo: Echo) -> Result<Vec<Run>> {
         });
     }
     vm::run_all(&vms)
+}
+
+/// The init's line that starts a script's part of a group's console.
+const SCRIPT_BEGIN: &str = "RSIW-VM: script begin ";
+/// The init's line that ends the last script's part (the end-of-run checks follow).
+const CHECKS: &str = "RSIW-VM: checks";
+
+/// Each script of `u` with its own view of `runs`: for a group, each VM's console cut
+/// to the boot, the script's part and the end-of-run checks, so that each script is
+/// judged as if it had run alone. A script the VM never reached gets a console that
+/// says so (`RSIW-VM: unfinished:`), and so do the ones before it when the end-of-run
+/// checks never ran.
+pub fn per_script<'a>(u: &Unit<'a>, runs: &[Run]) -> Vec<(&'a Script, Vec<Run>)> {
+    if u.scripts.len() == 1 {
+        return vec![(u.scripts[0], runs.iter().map(copy_run).collect())];
+    }
+    let mut out: Vec<(&Script, Vec<Run>)> = u.scripts.iter().map(|s| (*s, Vec::new())).collect();
+    for run in runs {
+        let lines: Vec<&str> = run.console.lines().collect();
+        let starts: Vec<(usize, &str)> = lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| {
+                l.find(SCRIPT_BEGIN)
+                    .map(|at| (i, l[at + SCRIPT_BEGIN.len()..].trim()))
+            })
+            .collect();
+        let checks = lines.iter().position(|l| l.contains(CHECKS));
+        let prefix_end = starts.first().map_or(lines.len(), |&(i, _)| i);
+        let tail_start = checks.unwrap_or(lines.len());
+        let running = starts.last().map(|&(_, n)| n.to_string());
+        for (s, views) in out.iter_mut() {
+            let mut text: Vec<&str> = lines[..prefix_end].to_vec();
+            let part = starts.iter().position(|&(_, n)| n == s.name);
+            let mut note = None;
+            let mut timed_out = false;
+            match part {
+                Some(k) => {
+                    let begin = starts[k].0;
+                    let end = starts.get(k + 1).map_or(tail_start, |&(i, _)| i).max(begin);
+                    text.extend_from_slice(&lines[begin..end]);
+                    if checks.is_some() {
+                        text.extend_from_slice(&lines[tail_start..]);
+                    } else if starts.len() == k + 1 {
+                        timed_out = run.timed_out;
+                    } else {
+                        note = Some(format!(
+                            "the end-of-run checks did not run: group {}'s VM stopped during {}",
+                            u.name,
+                            running.as_deref().unwrap_or("?")
+                        ));
+                    }
+                }
+                None => {
+                    note = Some(format!(
+                        "not run: group {}'s VM stopped during {} (timed out: {})",
+                        u.name,
+                        running.as_deref().unwrap_or("its boot"),
+                        run.timed_out
+                    ))
+                }
+            }
+            let mut console = text.join("\n");
+            console.push('\n');
+            if let Some(n) = note {
+                console += &format!("RSIW-VM: unfinished: {n}\n");
+            }
+            views.push(Run {
+                console,
+                timed_out,
+                booted: run.booted,
+                log: run.log.clone(),
+                wall: run.wall,
+            });
+        }
+    }
+    out
+}
+
+fn copy_run(r: &Run) -> Run {
+    Run {
+        console: r.console.clone(),
+        timed_out: r.timed_out,
+        booted: r.booted,
+        log: r.log.clone(),
+        wall: r.wall,
+    }
 }
 
 /// One counted result.
@@ -410,6 +591,7 @@ mod tests {
             flavours: None,
             requires: Vec::new(),
             image: Vec::new(),
+            group: None,
         }
     }
 
@@ -441,6 +623,127 @@ mod tests {
             &[run("RSIW-VM: boot\nRSIW-VM: done\n")],
         );
         assert!(clean[0].failure.as_deref().unwrap().contains("no splat"));
+    }
+
+    fn script_named(name: &str) -> Script {
+        let mut s = script(None);
+        s.name = name.into();
+        s.group = Some("g".into());
+        s
+    }
+
+    fn group_run(console: &str, timed_out: bool) -> Run {
+        let mut r = run(console);
+        r.timed_out = timed_out;
+        r
+    }
+
+    fn failures(s: &Script, views: &[Run]) -> Vec<String> {
+        judge(Path::new("."), s, views)
+            .into_iter()
+            .filter_map(|r| r.failure.map(|f| format!("{}: {f}", r.name)))
+            .collect()
+    }
+
+    const BOOT: &str = "[ 1.0] Linux version\nRSIW-VM: boot kernel=x run=g\n";
+
+    #[test]
+    fn a_group_is_judged_script_by_script() {
+        let (a, b) = (script_named("a"), script_named("b"));
+        let u = Unit {
+            name: "g".into(),
+            scripts: vec![&a, &b],
+        };
+        let warn = "[ 4.0] WARNING: CPU: 1 PID: 70 at warn.c:9 init+0x1/0x2 [rsiw_test_warn]";
+        let console = format!(
+            "{BOOT}RSIW-VM: script begin a\nRSIW-TEST PASS one\n{warn}\nRSIW-VM: script exit=0\n\
+             RSIW-VM: results begin\nRSIW-RESULT PASS one\nRSIW-VM: results end\n\
+             RSIW-VM: script begin b\nRSIW-TEST PASS two\nRSIW-TEST PASS three\nRSIW-VM: script exit=0\n\
+             RSIW-VM: results begin\nRSIW-RESULT PASS two\nRSIW-RESULT PASS three\nRSIW-VM: results end\n\
+             RSIW-VM: checks\nRSIW-VM: kmemleak scanned\nRSIW-VM: done\n"
+        );
+        let views = per_script(&u, &[group_run(&console, false)]);
+        assert_eq!(views.len(), 2);
+        let ja = judge(Path::new("."), views[0].0, &views[0].1);
+        let names: Vec<&str> = ja.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["a/one", "a: clean run (finished, no kernel splat)"]);
+        // The warning is in a's part: a fails, b does not.
+        assert!(ja[1].failure.as_deref().unwrap().contains("kernel splat"));
+        let jb = judge(Path::new("."), views[1].0, &views[1].1);
+        assert_eq!(jb.len(), 3);
+        assert!(
+            jb.iter().all(|r| r.failure.is_none()),
+            "{:?}",
+            failures(&b, &views[1].1)
+        );
+    }
+
+    #[test]
+    fn a_leak_in_a_group_fails_every_script() {
+        let (a, b) = (script_named("a"), script_named("b"));
+        let u = Unit {
+            name: "g".into(),
+            scripts: vec![&a, &b],
+        };
+        let console = format!(
+            "{BOOT}RSIW-VM: script begin a\nRSIW-VM: script exit=0\n\
+             RSIW-VM: script begin b\nRSIW-VM: script exit=0\nRSIW-VM: checks\n\
+             unreferenced object 0xffff888003a1b2c0 (size 64):\n  comm \"insmod\", pid 80\n\
+             RSIW-VM: kmemleak scanned\nRSIW-VM: done\n"
+        );
+        for (s, views) in per_script(&u, &[group_run(&console, false)]) {
+            let f = failures(s, &views);
+            assert_eq!(f.len(), 1, "{f:?}");
+            assert!(f[0].contains("kernel splat"), "{f:?}");
+        }
+    }
+
+    #[test]
+    fn a_group_stopped_midway_says_what_did_not_run() {
+        let (a, b, c) = (script_named("a"), script_named("b"), script_named("c"));
+        let u = Unit {
+            name: "g".into(),
+            scripts: vec![&a, &b, &c],
+        };
+        let console = format!(
+            "{BOOT}RSIW-VM: script begin a\nRSIW-TEST PASS one\nRSIW-VM: script exit=0\n\
+             RSIW-VM: script begin b\nRSIW-TEST PASS two\n"
+        );
+        let views = per_script(&u, &[group_run(&console, true)]);
+        let fa = failures(views[0].0, &views[0].1);
+        assert_eq!(fa.len(), 1, "{fa:?}");
+        assert!(fa[0].contains("the end-of-run checks did not run") && fa[0].contains("during b"));
+        let fb = failures(views[1].0, &views[1].1);
+        assert_eq!(fb.len(), 1, "{fb:?}");
+        assert!(fb[0].contains(": timed out"), "{fb:?}");
+        let fc = failures(views[2].0, &views[2].1);
+        assert_eq!(fc.len(), 1, "{fc:?}");
+        assert!(
+            fc[0].contains("not run: group g's VM stopped during b"),
+            "{fc:?}"
+        );
+    }
+
+    #[test]
+    fn one_script_keeps_its_whole_console() {
+        let a = script(None);
+        let u = Unit::one(&a);
+        let r = run("RSIW-VM: boot\nRSIW-TEST PASS a\nRSIW-VM: script exit=0\nRSIW-VM: done\n");
+        let views = per_script(&u, std::slice::from_ref(&r));
+        assert_eq!(views[0].1[0].console, r.console);
+    }
+
+    #[test]
+    fn units_gather_groups_in_order() {
+        let (a, b, c) = (script_named("a"), script(None), script_named("c"));
+        let all = [a, b, c];
+        let u = units(&all).unwrap();
+        let shape: Vec<(String, usize)> = u
+            .iter()
+            .map(|u| (u.name.clone(), u.scripts.len()))
+            .collect();
+        assert_eq!(shape, [("g".to_string(), 2), ("t".to_string(), 1)]);
+        assert_eq!(u[0].timeout(), 2);
     }
 
     #[test]
