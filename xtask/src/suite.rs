@@ -645,15 +645,20 @@ mod tests {
             .collect()
     }
 
+    /// A group named `g` of `scripts`, in that order.
+    fn group<'a>(scripts: &[&'a Script]) -> Unit<'a> {
+        Unit {
+            name: "g".into(),
+            scripts: scripts.to_vec(),
+        }
+    }
+
     const BOOT: &str = "[ 1.0] Linux version\nRSIW-VM: boot kernel=x run=g\n";
 
     #[test]
     fn a_group_is_judged_script_by_script() {
         let (a, b) = (script_named("a"), script_named("b"));
-        let u = Unit {
-            name: "g".into(),
-            scripts: vec![&a, &b],
-        };
+        let u = group(&[&a, &b]);
         let warn = "[ 4.0] WARNING: CPU: 1 PID: 70 at warn.c:9 init+0x1/0x2 [rsiw_test_warn]";
         let console = format!(
             "{BOOT}RSIW-VM: script begin a\nRSIW-TEST PASS one\n{warn}\nRSIW-VM: script exit=0\n\
@@ -681,10 +686,7 @@ mod tests {
     #[test]
     fn a_leak_in_a_group_fails_every_script() {
         let (a, b) = (script_named("a"), script_named("b"));
-        let u = Unit {
-            name: "g".into(),
-            scripts: vec![&a, &b],
-        };
+        let u = group(&[&a, &b]);
         let console = format!(
             "{BOOT}RSIW-VM: script begin a\nRSIW-VM: script exit=0\n\
              RSIW-VM: script begin b\nRSIW-VM: script exit=0\nRSIW-VM: checks\n\
@@ -701,10 +703,7 @@ mod tests {
     #[test]
     fn a_group_stopped_midway_says_what_did_not_run() {
         let (a, b, c) = (script_named("a"), script_named("b"), script_named("c"));
-        let u = Unit {
-            name: "g".into(),
-            scripts: vec![&a, &b, &c],
-        };
+        let u = group(&[&a, &b, &c]);
         let console = format!(
             "{BOOT}RSIW-VM: script begin a\nRSIW-TEST PASS one\nRSIW-VM: script exit=0\n\
              RSIW-VM: script begin b\nRSIW-TEST PASS two\n"
