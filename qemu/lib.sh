@@ -86,13 +86,15 @@ retry() {
 # setup_net: eth0 (QEMU user network) gets 10.0.2.15/24; with two VMs, eth1 (the
 # socket network between them) gets 10.0.9.1 (VM 0) or 10.0.9.2 (VM 1).
 setup_net() {
-    # A script of a group (`# rsiw-group:`) may find this done by the one before.
+    # A script of a group (`# rsiw-group:`) may find this done by the one before (or,
+    # on two VMs, eth1's address set again by the init).
     ip link set eth0 up
     ip -4 addr show dev eth0 | grep -q "inet 10.0.2.15/" || ip addr add 10.0.2.15/24 dev eth0
     nets=eth0
     if [ "${RSIW_VM_COUNT:-1}" -gt 1 ]; then
         ip link set eth1 up
-        ip addr add "10.0.9.$((RSIW_VM_INDEX + 1))/24" dev eth1
+        a="10.0.9.$((RSIW_VM_INDEX + 1))"
+        ip -4 addr show dev eth1 | grep -q "inet $a/" || ip addr add "$a/24" dev eth1
         nets="eth0 eth1"
     fi
     # The IPv6 link-local address comes when the link is operationally up (link

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-requires: datapath
 # rsiw-timeout: 600
+# rsiw-group: perf
 # A packet capture of RFC 7306 atomics between two endpoints on rsiw0 (eth0, 10.0.2.15;
 # traffic to the own address goes over lo): ib_atomic_lat -R with FetchAdd, then with
 # CmpSwap, captured by tcpdump and printed on the console as base64 `RSIW-PCAP` lines.

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-vms: 2
+# rsiw-group: siw-pairs
 # rsiw-requires: datapath
 # rsiw-timeout: 600
 # RFC 7306 §1.1 interop with a peer that has no atomics: siw on VM 0 exposes a region with

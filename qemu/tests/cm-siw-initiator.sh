@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-vms: 2
+# rsiw-group: siw-pairs
 # rsiw-timeout: 500
 # rsiw's connection manager against siw (the C reference) across the socket network,
 # the direction cm-siw-interop.sh does not take: siw on VM 0 initiates (client-server)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-vms: 2
+# rsiw-group: rsiw-pairs
 # rsiw-timeout: 900
 # The link between two rsiw hosts goes away under traffic (rsiw-load, VM 1's client to
 # VM 0's server over eth1: Write, Read back, Send, FetchAdd and CmpSwap on 4

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-vms: 2
+# rsiw-group: rsiw-pairs
 # rsiw-requires: datapath
 # rsiw-timeout: 900
 # MPA Markers one way (RFC 5044 §4.3, §7.1.2): rsiw on VM 0 asks for them

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-requires: datapath
 # rsiw-timeout: 600
+# rsiw-group: perf
 # MPA Markers (RFC 5044 §4.3) between rsiw peers, both ends in this VM with
 # mpa_markers=Y, so each asks for them (the M bit of its Request or Reply) and each
 # inserts them: markers both ways (Documentation/datapath.md, "MPA Markers"). lo gets

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-vms: 2
+# rsiw-group: nfs-pairs
 # rsiw-timeout: 1200
 # rsiw-soak-timeout: 3600
 # NFS v4.2 over RPC-over-RDMA on rsiw (VM 0 serves, VM 1 mounts, hard mount), with

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-vms: 2
+# rsiw-group: nfs-pairs
 # rsiw-timeout: 900
 # NFS v4.2 over RPC-over-RDMA, rsiw on both VMs (eth1): a capture of a short exchange
 # that the host decodes with tshark (Wireshark's rpcordma dissector over iWARP: calls

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-vms: 2
+# rsiw-group: siw-pairs
 # rsiw-timeout: 1200
 # rsiw-soak-timeout: 7200
 # NFS over RPC-over-RDMA (RFC 8166, port 20049) with siw serving on VM 0 and rsiw mounting on

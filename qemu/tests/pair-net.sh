@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-vms: 2
+# rsiw-group: rsiw-pairs
 # Two VMs joined by a QEMU socket network (eth1): they reach each other, and siw on VM 1
 # runs rping against siw on VM 0 across it (the set-up interop tests build on).
 . /rsiw/lib.sh

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-requires: datapath
 # rsiw-timeout: 900
+# rsiw-group: perf
 # perftest over rdma_cm (-R) between two endpoints on rsiw0 (eth0, 10.0.2.15): Send,
 # RDMA Write and RDMA Read bandwidth at 64 KiB and latency at 8 B; each must finish and
 # print its result line. RSIW_DEV_TYPE=siw runs the same body on siw0 (the reference).

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-vms: 2
+# rsiw-group: siw-pairs
 # rsiw-requires: datapath
 # rsiw-timeout: 900
 # perftest -R between rsiw and siw (the C reference) across the socket network: siw on

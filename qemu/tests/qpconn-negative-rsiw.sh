@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-requires: datapath
 # rsiw-timeout: 900
+# rsiw-group: qpconn
 # QP connections from modify_qp with unwilling or hostile peers (Documentation/qpconn.md):
 # an ibv_rc_pingpong server armed for a fake client (10.0.2.14, QPN 0x111, PSN 0x222)
 # refuses requests naming another QPN, another PSN, coming from another address, or

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-requires: datapath
 # rsiw-timeout: 600
+# rsiw-group: qpconn
 # Unmodified perftest WITHOUT -R (QPN/PSN/GID exchanged over perftest's own socket, the
 # QPs moved INIT→RTR→RTS with an address vector: Documentation/qpconn.md) between two
 # endpoints on rsiw0 (eth0, 10.0.2.15), with -x 1 (GID 1, eth0's IPv4 address): Send,

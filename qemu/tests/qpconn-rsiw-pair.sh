@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-vms: 2
+# rsiw-group: rsiw-pairs
 # rsiw-requires: datapath
 # rsiw-timeout: 1200
 # QP connections from modify_qp (Documentation/qpconn.md) across two VMs: rsiw0 on eth1

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-requires: datapath
 # rsiw-timeout: 1200
+# rsiw-group: qpconn
 # QP connections from modify_qp (Documentation/qpconn.md) in one VM: the GID table
 # follows eth0's addresses; unmodified ibv_rc_pingpong -g 1 (several sizes, 1000
 # iterations, with and without -e) between a server and a client on rsiw0;

@@ -24,10 +24,25 @@ pub struct Artifacts {
 
 /// Build the kernel (cached), rsiw.ko, the provider, the test modules and the image.
 pub fn build(ctx: &Ctx) -> Result<Artifacts> {
-    let kernel = {
-        let _building = lock::kernel(ctx)?;
-        kernel::ensure(ctx)?
-    };
+    // The user-space parts need no kernel: they build beside it. A cold kernel build
+    // keeps both CPUs busy but for its serial steps (the Rust crates, the links), which
+    // these fill; with the kernel cached this is the order it always was.
+    let (kernel, (provider, verbs_test, nfs)) = std::thread::scope(|s| {
+        let kernel = s.spawn(|| {
+            let _building = lock::kernel(ctx)?;
+            kernel::ensure(ctx)
+        });
+        let user = (
+            provider::build(ctx),
+            provider::build_verbs_test(ctx),
+            crate::nfs::ensure(ctx),
+        );
+        let kernel = kernel
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the kernel build's thread panicked")));
+        (kernel, user)
+    });
+    let kernel = kernel?;
     let lock = lock::vm(ctx)?;
     std::fs::create_dir_all(ctx.out_dir())?;
     eprintln!(
@@ -36,10 +51,7 @@ pub fn build(ctx: &Ctx) -> Result<Artifacts> {
         kernel.kdir.display()
     );
     let rsiw_ko = module::build_rsiw(ctx, &kernel);
-    let provider = provider::build(ctx);
-    let verbs_test = provider::build_verbs_test(ctx);
     let test_kmods = module::build_test_kmods(ctx, &kernel)?;
-    let nfs = crate::nfs::ensure(ctx);
     let parts = Parts {
         rsiw_ko,
         provider,

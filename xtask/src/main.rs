@@ -265,22 +265,32 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     let mut passed = 0usize;
     let mut failed: Vec<String> = Vec::new();
     let mut skipped: Vec<String> = Vec::new();
-    if !a.vm_only {
-        let t = hosttests::run(ctx)?;
-        eprintln!("test: host: {} passed; {} failed", t.passed, t.failed.len());
-        passed += t.passed;
-        failed.extend(t.failed);
-        let f = hosttests::fmt_check(ctx);
-        eprintln!(
-            "test: rustfmt: {} passed; {} failed",
-            f.passed,
-            f.failed.len()
-        );
-        passed += f.passed;
-        failed.extend(f.failed);
-    }
-    if !a.host_only {
-        match vm_suite(ctx, a) {
+    // What the VMs boot (on a fresh machine the kernel build, about 9 minutes) is built
+    // beside the host tests: the kernel source's extraction and the build's serial
+    // steps leave a CPU that the host tests' compile uses.
+    let art = std::thread::scope(|sc| -> Result<Option<Result<artifacts::Artifacts>>> {
+        let art = (!a.host_only).then(|| sc.spawn(|| artifacts::build(ctx)));
+        if !a.vm_only {
+            let t = hosttests::run(ctx)?;
+            eprintln!("test: host: {} passed; {} failed", t.passed, t.failed.len());
+            passed += t.passed;
+            failed.extend(t.failed);
+            let f = hosttests::fmt_check(ctx);
+            eprintln!(
+                "test: rustfmt: {} passed; {} failed",
+                f.passed,
+                f.failed.len()
+            );
+            passed += f.passed;
+            failed.extend(f.failed);
+        }
+        Ok(art.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the build's thread panicked")))
+        }))
+    })?;
+    if let Some(art) = art {
+        match art.and_then(|art| vm_suite(ctx, a, &art)) {
             Ok((p, f, s)) => {
                 passed += p;
                 failed.extend(f);
@@ -373,14 +383,13 @@ fn nfs_soak(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     soak_scripts(ctx, a, rest)
 }
 
-fn vm_suite(ctx: &Ctx, a: &Args) -> Result<SuiteCounts> {
+fn vm_suite(ctx: &Ctx, a: &Args, art: &artifacts::Artifacts) -> Result<SuiteCounts> {
     let mut scripts = suite::discover(ctx, &a.rest)?;
     if a.soak {
         for s in &mut scripts {
             s.timeout = s.soak_timeout.unwrap_or(s.timeout);
         }
     }
-    let art = artifacts::build(ctx)?;
     let accel = accel::choose(ctx, &art.kernel.bzimage)?;
     let boot = suite::Boot {
         ctx,
@@ -389,15 +398,7 @@ fn vm_suite(ctx: &Ctx, a: &Args) -> Result<SuiteCounts> {
         accel,
     };
     let echo = if a.verbose { Echo::All } else { Echo::Cases };
-    let (mut passed, mut failed, skipped) = (0, Vec::new(), Vec::<String>::new());
-    let l = lint::clippy(ctx, &art.kernel);
-    eprintln!(
-        "test: module clippy: {} passed; {} failed",
-        l.passed,
-        l.failed.len()
-    );
-    passed += l.passed;
-    failed.extend(l.failed);
+    let (passed, failed, skipped) = (0, Vec::new(), Vec::<String>::new());
     // Two-VM scripts use both host CPUs (and their timing checks assume so): they run
     // one at a time. Single-VM scripts run `jobs` at a time, longest limit first, each
     // reported in one piece when it ends.
@@ -446,6 +447,40 @@ fn vm_suite(ctx: &Ctx, a: &Args) -> Result<SuiteCounts> {
             }
         }
     };
+    // The module's clippy build runs beside the VMs under SCHED_IDLE: it uses the CPU
+    // time they leave (the two-VM scripts leave about a third of it).
+    std::thread::scope(|sc| {
+        let lint = sc.spawn(|| lint::clippy(ctx, &art.kernel, true));
+        run_units(shared, alone, jobs, echo, &run);
+        let l = lint.join().unwrap_or_else(|_| {
+            let mut t = hosttests::Tally::default();
+            t.failed.push("module: clippy: its thread panicked".into());
+            t
+        });
+        eprintln!(
+            "test: module clippy: {} passed; {} failed",
+            l.passed,
+            l.failed.len()
+        );
+        let mut c = counts.lock().unwrap_or_else(|p| p.into_inner());
+        c.0 += l.passed;
+        c.1.extend(l.failed);
+    });
+    let (passed, failed, skipped) = counts.into_inner().unwrap_or_else(|p| p.into_inner());
+    Ok((passed, failed, skipped))
+}
+
+/// The single-VM units `shared`, `jobs` at a time, longest limit first, then the
+/// multi-VM units `alone` one at a time; `run` boots, judges and reports one.
+fn run_units<'a, F>(
+    shared: Vec<&'a suite::Unit<'a>>,
+    alone: Vec<&'a suite::Unit<'a>>,
+    jobs: usize,
+    echo: Echo,
+    run: &F,
+) where
+    F: Fn(&suite::Unit, Echo) + Sync,
+{
     if !shared.is_empty() {
         eprintln!(
             "test: vm: {} single-VM runs ({} scripts), {jobs} at a time (RSIW_VM_JOBS)",
@@ -466,8 +501,6 @@ fn vm_suite(ctx: &Ctx, a: &Args) -> Result<SuiteCounts> {
     for s in alone {
         run(s, echo);
     }
-    let (passed, failed, skipped) = counts.into_inner().unwrap_or_else(|p| p.into_inner());
-    Ok((passed, failed, skipped))
 }
 
 /// How many single-VM scripts run at once: `RSIW_VM_JOBS` (default 2; 1 runs the

@@ -37,6 +37,10 @@ const GENERATED: &[&str] = &["include/kernel-abi/ib_user_verbs.h"];
 ///
 /// Idempotent: once complete, a call only reads the stamp file.
 pub fn ensure(cache: &Path) -> Result<PathBuf> {
+    // The host tests and the provider build ask for it from two threads
+    // (`cargo xtask test` builds the VMs' artifacts beside the host tests).
+    static PREPARING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = PREPARING.lock().unwrap_or_else(|p| p.into_inner());
     let root = cache.join(DIR);
     let stamp = root.join(".complete");
     // The stamp names the pin, so changing the pin invalidates an older cache.

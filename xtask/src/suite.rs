@@ -37,9 +37,9 @@ pub struct Script {
     /// `# rsiw-image: pyverbs`: image parts only some scripts need, appended to the
     /// base image for their runs ([`image::pyverbs`]).
     pub image: Vec<String>,
-    /// `# rsiw-group: NAME`: single-VM scripts of one group run one after another in
-    /// one VM (one boot, one end-of-run check), each still judged and reported as
-    /// itself ([`Unit`]).
+    /// `# rsiw-group: NAME`: scripts of one group run one after another in one VM, or
+    /// one pair of VMs (one boot, one end-of-run check), each still judged and reported
+    /// as itself ([`Unit`]).
     pub group: Option<String>,
 }
 
@@ -105,9 +105,9 @@ impl Script {
         if let Some(x) = s.image.iter().find(|x| x.as_str() != "pyverbs") {
             anyhow::bail!("{}: unknown rsiw-image part `{x}`", path.display());
         }
-        if s.group.is_some() && (s.vms > 1 || s.expect_splat.is_some()) {
+        if s.group.is_some() && s.expect_splat.is_some() {
             anyhow::bail!(
-                "{}: rsiw-group is for single-VM scripts that expect no splat",
+                "{}: rsiw-group is for scripts that expect no splat",
                 path.display()
             );
         }
@@ -118,9 +118,10 @@ impl Script {
 /// What boots together: one script, or the scripts of one `rsiw-group` in name order.
 /// A group shares the boot and the end-of-run checks (kmemleak); before each of its
 /// scripts but the first, the init kills what the one before left running, empties
-/// /tmp and clears the kernel's log buffer (`qemu/init`). A splat is charged to the
-/// script whose part of the console shows it, a leak or a boot splat to every
-/// script of the group.
+/// /tmp and clears the kernel's log buffer (`qemu/init`); the two VMs of a two-VM
+/// group then set eth1 back as the boot left it and meet there, so that both start
+/// the script together. A splat is charged to the script whose part of the console
+/// shows it, a leak or a boot splat to every script of the group.
 pub struct Unit<'a> {
     /// The group's name, or the script's.
     pub name: String,
@@ -137,7 +138,7 @@ impl<'a> Unit<'a> {
         }
     }
 
-    /// The VMs it needs (a group's scripts all need one).
+    /// The VMs it needs (a group's scripts all need as many).
     pub fn vms(&self) -> u8 {
         self.scripts[0].vms
     }
@@ -149,7 +150,7 @@ impl<'a> Unit<'a> {
 }
 
 /// `scripts` as units: each group's scripts together (in the order given), every other
-/// script alone. A group's scripts must ask for the same image parts.
+/// script alone. A group's scripts must ask for the same image parts and VMs.
 pub fn units(scripts: &[Script]) -> Result<Vec<Unit<'_>>> {
     let mut out: Vec<Unit> = Vec::new();
     for s in scripts {
@@ -161,11 +162,13 @@ pub fn units(scripts: &[Script]) -> Result<Vec<Unit<'_>>> {
             .iter_mut()
             .find(|u| u.scripts[0].group.as_ref() == Some(g))
         {
-            Some(u) if u.scripts[0].image != s.image => anyhow::bail!(
-                "{} and {} are in group {g} but ask for other image parts",
-                u.scripts[0].name,
-                s.name
-            ),
+            Some(u) if u.scripts[0].image != s.image || u.scripts[0].vms != s.vms => {
+                anyhow::bail!(
+                    "{} and {} are in group {g} but ask for other image parts or VMs",
+                    u.scripts[0].name,
+                    s.name
+                )
+            }
             Some(u) => u.scripts.push(s),
             None => out.push(Unit {
                 name: g.clone(),
@@ -721,6 +724,53 @@ mod tests {
             fc[0].contains("not run: group g's VM stopped during b"),
             "{fc:?}"
         );
+    }
+
+    #[test]
+    fn a_two_vm_group_is_judged_script_by_script_on_each_vm() {
+        let (mut a, mut b) = (script_named("a"), script_named("b"));
+        a.vms = 2;
+        b.vms = 2;
+        let u = group(&[&a, &b]);
+        let vm = |b_case: &str| {
+            group_run(
+                &format!(
+                    "{BOOT}RSIW-VM: script begin a\nRSIW-TEST PASS one\nRSIW-VM: script exit=0\n\
+                     RSIW-VM: the two VMs met before script 2\n\
+                     RSIW-VM: script begin b\nRSIW-TEST {b_case} two\nRSIW-VM: script exit=0\n\
+                     RSIW-VM: checks\nRSIW-VM: kmemleak scanned\nRSIW-VM: done\n"
+                ),
+                false,
+            )
+        };
+        let views = per_script(&u, &[vm("PASS"), vm("FAIL")]);
+        let ja = judge(Path::new("."), views[0].0, &views[0].1);
+        let names: Vec<&str> = ja.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "a[vm0]/one",
+                "a[vm0]: clean run (finished, no kernel splat)",
+                "a[vm1]/one",
+                "a[vm1]: clean run (finished, no kernel splat)"
+            ]
+        );
+        assert!(ja.iter().all(|r| r.failure.is_none()));
+        // b failed on VM 1 only.
+        let fb = failures(views[1].0, &views[1].1);
+        assert_eq!(fb.len(), 1, "{fb:?}");
+        assert!(fb[0].starts_with("b[vm1]/two"), "{fb:?}");
+    }
+
+    #[test]
+    fn a_group_needs_one_vm_count() {
+        let (a, mut b) = (script_named("a"), script_named("b"));
+        b.vms = 2;
+        let all = [a, b];
+        let e = units(&all)
+            .err()
+            .expect("a group of one- and two-VM scripts");
+        assert!(e.to_string().contains("other image parts or VMs"), "{e}");
     }
 
     #[test]
