@@ -71,22 +71,31 @@ const BINDGEN_VERSION: &str = "0.69.5";
 
 /// Install whatever is missing; quick (a few probes) when everything is present.
 pub fn ensure() -> Result<()> {
-    let missing: Vec<&str> = APT_PACKAGES
-        .iter()
-        .copied()
-        .filter(|p| !installed(p))
-        .collect();
-    if !missing.is_empty() {
-        apt_install(&missing)?;
-    }
-    ensure_component("rust-src", "the kernel's Rust build needs it")?;
-    ensure_component("rustfmt", "`cargo xtask test` checks the formatting")?;
-    ensure_component(
-        "clippy",
-        "`cargo xtask test` lints the module (`make CLIPPY=1`)",
-    )?;
-    ensure_bindgen()?;
-    Ok(())
+    // bindgen-cli compiles (about a minute of CPU; it needs no libclang to build, it
+    // loads it at run time) while apt and rustup download.
+    std::thread::scope(|s| {
+        let bindgen = s.spawn(ensure_bindgen);
+        let rest = (|| {
+            let missing: Vec<&str> = APT_PACKAGES
+                .iter()
+                .copied()
+                .filter(|p| !installed(p))
+                .collect();
+            if !missing.is_empty() {
+                apt_install(&missing)?;
+            }
+            ensure_component("rust-src", "the kernel's Rust build needs it")?;
+            ensure_component("rustfmt", "`cargo xtask test` checks the formatting")?;
+            ensure_component(
+                "clippy",
+                "`cargo xtask test` lints the module (`make CLIPPY=1`)",
+            )
+        })();
+        let bindgen = bindgen
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the bindgen-cli install's thread panicked")));
+        rest.and(bindgen)
+    })
 }
 
 fn installed(pkg: &str) -> bool {
