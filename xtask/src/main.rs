@@ -413,7 +413,7 @@ fn vm_suite(ctx: &Ctx, a: &Args, art: &artifacts::Artifacts) -> Result<SuiteCoun
     let counts = std::sync::Mutex::new((passed, failed, skipped));
     let run = |u: &suite::Unit, echo: Echo| {
         let vms = u.vms();
-        let what = if u.scripts.len() > 1 {
+        let what = if u.scripts.len() > 1 || u.scripts[0].group.is_some() {
             let names: Vec<&str> = u.scripts.iter().map(|s| s.name.as_str()).collect();
             format!("group {}: {}", u.name, names.join(" "))
         } else {
