@@ -265,40 +265,43 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     let mut passed = 0usize;
     let mut failed: Vec<String> = Vec::new();
     let mut skipped: Vec<String> = Vec::new();
-    // What the VMs boot (on a fresh machine the kernel build, about 9 minutes) is built
-    // beside the host tests: the kernel source's extraction and the build's serial
-    // steps leave a CPU that the host tests' compile uses.
-    let art = std::thread::scope(|sc| -> Result<Option<Result<artifacts::Artifacts>>> {
-        let art = (!a.host_only).then(|| sc.spawn(|| artifacts::build(ctx)));
-        if !a.vm_only {
-            let t = hosttests::run(ctx)?;
-            eprintln!("test: host: {} passed; {} failed", t.passed, t.failed.len());
+    // With both halves, the host tests run beside the VMs' build and the VM suite,
+    // under SCHED_IDLE (their output comes at the end): they are not on the way to the
+    // first VM, and take the CPU time the kernel build's serial steps and the two-VM
+    // scripts leave.
+    let background = !a.vm_only && !a.host_only;
+    std::thread::scope(|sc| {
+        let host = (!a.vm_only).then(|| sc.spawn(|| host_half(ctx, background)));
+        if !a.host_only {
+            match artifacts::build(ctx).and_then(|art| vm_suite(ctx, a, &art)) {
+                Ok((p, f, s)) => {
+                    passed += p;
+                    failed.extend(f);
+                    skipped.extend(s);
+                }
+                Err(e) => failed.push(format!("vm suite: could not run: {e:#}")),
+            }
+        }
+        if let Some(h) = host {
+            let (t, out) = h.join().unwrap_or_else(|_| {
+                let mut t = hosttests::Tally::default();
+                t.failed
+                    .push("host: the host tests' thread panicked".into());
+                (t, String::new())
+            });
+            if background {
+                eprintln!("test: the host tests' output, kept while the VMs ran:");
+                print!("{out}");
+                eprintln!(
+                    "test: host tests and rustfmt: {} passed; {} failed",
+                    t.passed,
+                    t.failed.len()
+                );
+            }
             passed += t.passed;
             failed.extend(t.failed);
-            let f = hosttests::fmt_check(ctx);
-            eprintln!(
-                "test: rustfmt: {} passed; {} failed",
-                f.passed,
-                f.failed.len()
-            );
-            passed += f.passed;
-            failed.extend(f.failed);
         }
-        Ok(art.map(|h| {
-            h.join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("the build's thread panicked")))
-        }))
-    })?;
-    if let Some(art) = art {
-        match art.and_then(|art| vm_suite(ctx, a, &art)) {
-            Ok((p, f, s)) => {
-                passed += p;
-                failed.extend(f);
-                skipped.extend(s);
-            }
-            Err(e) => failed.push(format!("vm suite: could not run: {e:#}")),
-        }
-    }
+    });
     if !failed.is_empty() {
         eprintln!("\nfailed:");
         for f in &failed {
@@ -326,6 +329,33 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The host half: `cargo test --workspace` and the formatting check, counted together;
+/// with `background`, the tests' output is returned, not passed through.
+fn host_half(ctx: &Ctx, background: bool) -> (hosttests::Tally, String) {
+    let (mut t, out) = match hosttests::run(ctx, background) {
+        Ok(r) => r,
+        Err(e) => {
+            let mut t = hosttests::Tally::default();
+            t.failed.push(format!(
+                "host: `cargo test --workspace` could not run: {e:#}"
+            ));
+            (t, String::new())
+        }
+    };
+    if !background {
+        eprintln!("test: host: {} passed; {} failed", t.passed, t.failed.len());
+    }
+    let f = hosttests::fmt_check(ctx);
+    eprintln!(
+        "test: rustfmt: {} passed; {} failed",
+        f.passed,
+        f.failed.len()
+    );
+    t.passed += f.passed;
+    t.failed.extend(f.failed);
+    (t, out)
 }
 
 /// What the VM suite counted: passes, and the failed and skipped cases with their reasons.
