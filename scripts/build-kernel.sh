@@ -64,8 +64,7 @@ mk() { make -C "$src" LLVM="$llvm" "$@"; }
         done < "$f"
     done
     [ $missing = 0 ] || exit 3
-    # One job more than CPUs: the build has serial steps (the Rust crates, the links).
-    mk -j"$(( $(nproc) + 1 ))" bzImage modules
+    mk -j"$(nproc)" bzImage modules
     rm -rf "$dir/modroot"
     mk INSTALL_MOD_PATH="$dir/modroot" modules_install
 } >"$log" 2>&1 || { echo "build-kernel: kernel build failed; last lines of $log:" >&2; tail -n 30 "$log" >&2; exit 1; }
