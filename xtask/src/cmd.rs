@@ -53,3 +53,16 @@ pub fn succeeds(cmd: &mut Command) -> bool {
         .map(|s| s.success())
         .unwrap_or(false)
 }
+
+/// A command for `program`; with `background`, run under `SCHED_IDLE` (`chrt --idle 0`),
+/// so that it takes only CPU time nothing else wants (where `chrt` cannot start, at
+/// normal priority).
+pub fn maybe_idle(program: &str, background: bool) -> Command {
+    if background && succeeds(Command::new("chrt").arg("--version")) {
+        let mut c = Command::new("chrt");
+        c.args(["--idle", "0", program]);
+        c
+    } else {
+        Command::new(program)
+    }
+}

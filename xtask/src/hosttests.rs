@@ -22,14 +22,7 @@ pub struct Tally {
 /// output (cargo's and the tests') kept and returned instead of passed through.
 pub fn run(ctx: &Ctx, background: bool) -> Result<(Tally, String)> {
     let mut t = Tally::default();
-    let idle = background && crate::cmd::succeeds(Command::new("chrt").arg("--version"));
-    let mut cmd = if idle {
-        let mut c = Command::new("chrt");
-        c.args(["--idle", "0", "cargo"]);
-        c
-    } else {
-        Command::new("cargo")
-    };
+    let mut cmd = crate::cmd::maybe_idle("cargo", background);
     cmd.current_dir(&ctx.root).args(["test", "--workspace"]);
     match provider::headers(ctx) {
         Ok(dir) => {

@@ -10,7 +10,7 @@ use crate::kernel::Kernel;
 use crate::module::llvm;
 use anyhow::{Context, Result};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// What is copied: the Kbuild files, the build script and the module's sources.
 const SOURCES: [&str; 4] = ["Kbuild", "Makefile", "scripts", "rust"];
@@ -43,14 +43,7 @@ fn build(ctx: &Ctx, k: &Kernel, background: bool) -> Result<Vec<String>> {
     }
     // Generated bindings are not sources: never copy a stale one.
     let _ = std::fs::remove_file(dir.join("rust/ffi/bindings_generated.rs"));
-    let idle = background && crate::cmd::succeeds(Command::new("chrt").arg("--version"));
-    let mut cmd = if idle {
-        let mut c = Command::new("chrt");
-        c.args(["--idle", "0", "make"]);
-        c
-    } else {
-        Command::new("make")
-    };
+    let mut cmd = crate::cmd::maybe_idle("make", background);
     cmd.current_dir(&dir)
         .arg(format!("KDIR={}", k.kdir.display()))
         .arg(format!("LLVM={}", llvm()))
