@@ -11,9 +11,10 @@
 #   - churn: 8 connections, each closed after 20 rounds and opened again;
 #   - bulk: 2 connections of RDMA Write + Read back of up to 256 KiB;
 #   - atomics: 4 connections of FetchAdd/CmpSwap only;
-#   - every 2 minutes (every 20 s in a run under 6 minutes, every 10 s in the short
-#     run) a short-lived process with 32 connections of 5 rounds each, so processes
-#     come and go, with their PDs, MRs, CQs and QPs.
+#   - one short-lived process at the start and then every 2 minutes (every 20 s in a
+#     run under 6 minutes, every 10 s in the short run), none in the last such gap: 32
+#     connections of 5 rounds each, so processes come and go, with their PDs, MRs, CQs
+#     and QPs.
 # Once a minute one `RSIW-SOAK` line records memory (in use, slab, unreclaimable
 # slab), rsiw's objects (`rdma resource`: QPs, cm_ids, MRs, CQs, PDs), the port
 # counters (`rdma statistic show link rsiw0/1`) and the clients' verified rounds;
@@ -24,7 +25,7 @@
 # did not keep growing during the run (soak.rs).
 . /rsiw/lib.sh
 setup_net
-# The suite's short run: 30 s, a short-lived process every 10 s.
+# The suite's short run: 30 s, a short-lived process at the start (and one more if it ends in time).
 MIN=${RSIW_SOAK_MIN:-0}
 SECS=$((MIN * 60))
 GAP=120
@@ -87,8 +88,17 @@ short_reap() {
     fi
     short=
 }
+# short_start: start a short-lived client.
+short_start() {
+    last_short=$(($(date +%s) - t0))
+    rsiw-load client $A --conns 32 --rounds 5 --size 1024 > /tmp/short.log 2>&1 &
+    short=$!
+}
 t0=$(date +%s)
 next=60
+# The first one starts with the long clients, so that every run has one however slow
+# the loop's turns are (a loaded host can stretch one past the next start's window).
+short_start
 sample 0
 while :; do
     now=$(($(date +%s) - t0))
@@ -98,10 +108,8 @@ while :; do
     fi
     # A short-lived process every $GAP s, none in the last $GAP s (it must end before
     # the long clients do).
-    if [ -z "$short" ] && [ "$now" -ge "$((${last_short:-0} + GAP))" ] && [ $((now + GAP)) -lt "$SECS" ]; then
-        last_short=$now
-        rsiw-load client $A --conns 32 --rounds 5 --size 1024 > /tmp/short.log 2>&1 &
-        short=$!
+    if [ -z "$short" ] && [ "$now" -ge "$((last_short + GAP))" ] && [ $((now + GAP)) -lt "$SECS" ]; then
+        short_start
     fi
     if [ "$now" -ge "$next" ]; then
         minute=$((now / 60))
