@@ -72,11 +72,18 @@ check_no_output() {
     pass "$name"
 }
 
-# retry TRIES CMD...: run CMD until it succeeds, one second apart; status of the last try.
+# retry TRIES CMD...: run CMD until it succeeds, one second apart after a first second
+# of tries 0.2 s apart (most waits end within it: a server just started, an object
+# just released); gives up after about TRIES seconds, with the last try's status.
 retry() {
-    local n=$1; shift
+    local n=$1 fast=5; shift
     while :; do
         "$@" && return 0
+        if [ $fast -gt 0 ]; then
+            fast=$((fast - 1))
+            sleep 0.2
+            continue
+        fi
         n=$((n - 1))
         [ $n -gt 0 ] || return 1
         sleep 1
