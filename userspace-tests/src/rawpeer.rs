@@ -432,10 +432,11 @@ fn trickle(addr: &str, conns: usize, interval: Duration, seconds: u64) -> Result
                 println!("connected {conns}");
             }
         }
-        match last {
-            Some(t) if t.elapsed() < interval => {
+        // `elapsed` read once: read again for the sleep, it could be past `interval`.
+        match last.map(|t| t.elapsed()) {
+            Some(e) if e < interval => {
                 if opened >= conns || !connecting.is_empty() {
-                    std::thread::sleep((interval - t.elapsed()).min(Duration::from_millis(2)));
+                    std::thread::sleep((interval - e).min(Duration::from_millis(2)));
                 }
             }
             _ => {
