@@ -25,7 +25,7 @@
 # did not keep growing during the run (soak.rs).
 . /rsiw/lib.sh
 setup_net
-# The suite's short run: 30 s, a short-lived process at the start (and one more if it ends in time).
+# The suite's short run: 30 s, a short-lived process at the start (another if it ends soon).
 MIN=${RSIW_SOAK_MIN:-0}
 SECS=$((MIN * 60))
 GAP=120
