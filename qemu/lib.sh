@@ -372,11 +372,11 @@ emit_pcap() {
 }
 
 # capture_start FILE FILTER: tcpdump on lo into FILE (whole packets) for FILTER, in
-# the background ($td); returns once tcpdump had time to open the device.
+# the background ($td); returns once tcpdump's socket is bound (it prints "listening on").
 capture_start() {
     tcpdump -Z root -U -i lo -n -s 0 -w "$1" "$2" > /tmp/td.log 2>&1 &
     td=$!
-    sleep 2
+    retry 10 grep -q "listening on" /tmp/td.log
 }
 
 # capture_end NAME FILE CHECK [LABEL]: stops capture_start's tcpdump, then passes
@@ -520,7 +520,7 @@ cm_siw_up() {
     if [ "$T" = rsiw ]; then
         tcpdump -Z root -U --immediate-mode -i eth1 -n -s 300 -w /tmp/cap.pcap tcp port 7174 > /tmp/td.log 2>&1 &
         td=$!
-        sleep 2
+        retry 10 grep -q "listening on" /tmp/td.log
     fi
 }
 
@@ -1019,10 +1019,17 @@ mem_slack_kb() {
 # check_wait NAME PID [SECONDS]: passes if background job PID (a child of this shell)
 # exits with status 0 within SECONDS (default 60); one still running then is killed
 # (SIGKILL) and fails NAME. `check NAME wait PID` cannot do this: `check` runs its
-# command in a subshell, whose `wait` knows no children.
+# command in a subshell, whose `wait` knows no children. Polled like `retry`: every
+# 0.2 s in the first second, then every second.
 check_wait() {
-    local n=${3:-60}
+    local n=${3:-60} fast=5
     while kill -0 "$2" 2>/dev/null && [ "$n" -gt 0 ]; do
+        if [ $fast -gt 0 ]; then
+            fast=$((fast - 1))
+            sleep 0.2
+            [ $fast -gt 0 ] || n=$((n - 1))
+            continue
+        fi
         sleep 1
         n=$((n - 1))
     done

@@ -29,7 +29,7 @@ else
     # exchange is kept small.
     tcpdump -Z root -U --immediate-mode -i eth1 -n -s 0 -w /tmp/nfs.pcap tcp port $NFS_RDMA_PORT > /tmp/td.log 2>&1 &
     td=$!
-    sleep 2
+    retry 10 grep -q "listening on" /tmp/td.log
     if check "mount v4.2 over rsiw0" nfs_mount 10.0.9.1 4.2 /mnt; then
         check_output "capture: 16 KiB O_DIRECT write (Read chunk)" '^ok ' \
             rsiw-nfs-io write /mnt/cap.bin 16384 77 16384 direct
