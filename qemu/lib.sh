@@ -1016,23 +1016,17 @@ mem_slack_kb() {
     echo $((4096 + q))
 }
 
+# gone PID: PID no longer runs.
+gone() {
+    ! kill -0 "$1" 2>/dev/null
+}
+
 # check_wait NAME PID [SECONDS]: passes if background job PID (a child of this shell)
 # exits with status 0 within SECONDS (default 60); one still running then is killed
 # (SIGKILL) and fails NAME. `check NAME wait PID` cannot do this: `check` runs its
-# command in a subshell, whose `wait` knows no children. Polled like `retry`: every
-# 0.2 s in the first second, then every second.
+# command in a subshell, whose `wait` knows no children. Polled by `retry`.
 check_wait() {
-    local n=${3:-60} fast=5
-    while kill -0 "$2" 2>/dev/null && [ "$n" -gt 0 ]; do
-        if [ $fast -gt 0 ]; then
-            fast=$((fast - 1))
-            sleep 0.2
-            [ $fast -gt 0 ] || n=$((n - 1))
-            continue
-        fi
-        sleep 1
-        n=$((n - 1))
-    done
+    retry "${3:-60}" gone "$2"
     if kill -0 "$2" 2>/dev/null; then
         kill -9 "$2"
         wait "$2"
