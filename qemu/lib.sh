@@ -558,6 +558,27 @@ nfs_trace_on() {
     echo 1 > /proc/sys/kernel/ftrace_dump_on_oops
 }
 
+# mem_summary: free, available, slab and tmpfs memory of this VM in KiB, on one line.
+mem_summary() {
+    awk '/^(MemFree|MemAvailable|Slab|Shmem):/ { printf "%s %s ", $1, $2 }' /proc/meminfo
+}
+
+# nfs_diag LABEL: the state a stuck NFS/RDMA exchange leaves, on the console: this
+# side's QPs and cm_ids, its device counters, the NFS client's servers, the newest
+# rpcrdma trace events (nfs_trace_on) and the blocked tasks' stacks (sysrq w, in the
+# kernel log). Called where a mount or an unmount did not complete, on both VMs.
+nfs_diag() {
+    echo "=== nfs_diag $1 ==="
+    rdma resource show qp 2>&1
+    rdma resource show cm_id 2>&1
+    rdma statistic show 2>&1 | grep -v '^$'
+    [ -r /proc/fs/nfsfs/servers ] && cat /proc/fs/nfsfs/servers
+    echo "memory: $(mem_summary)"
+    tail -n 200 /sys/kernel/tracing/trace 2>/dev/null
+    echo w > /proc/sysrq-trigger 2>/dev/null
+    echo "=== nfs_diag $1 end ==="
+}
+
 # require_nfs NAME: fails NAME (and returns 1) if the image has no NFS userspace.
 require_nfs() {
     if [ -n "$RSIW_NFS_MISSING" ]; then fail "$1" "$RSIW_NFS_MISSING"; return 1; fi
@@ -773,7 +794,7 @@ nfs_dir_check() {
 # listed, the RDMA evidence in mountstats and the server's counters; then unmount, no QP
 # or cm_id left, device deleted and module unloaded on both sides.
 nfs_pair() {
-    local st=$1 ct=$2 vers=$3 mb=$4 port=7100 l v n0 n1
+    local st=$1 ct=$2 vers=$3 mb=$4 port=7100 l v n0 n1 mounted
     setup_net
     # Jumbo frames between the two, as NFS/RDMA networks use them: across two TCG
     # guests the data set moves about three times faster than at MTU 1500 (testing.md).
@@ -794,8 +815,11 @@ nfs_pair() {
             l=v$v
             n0=$(nfs_server_rdma_stats)
             recv_peer_file $((port + 1)) /tmp/nfs-$l.peer
+            # An empty list: the client's mount failed (it printed its side).
+            [ -s /tmp/nfs-$l.peer ] || nfs_diag "$l: server, the client wrote nothing"
             n1=$(nfs_server_rdma_stats)
             echo "$l: server counters before $n0, after $n1"
+            echo "$l: server memory: $(mem_summary)"
             check_output "$l: server's RDMA Reads (Read chunks) counted" '^yes$' \
                 nfs_stat_moved "$n0" "$n1" read
             check_output "$l: server's RDMA Writes (Write/Reply chunks) counted" '^yes$' \
@@ -812,15 +836,21 @@ nfs_pair() {
         for v in $vers; do
             l=v$v
             : > /tmp/nfs-$l.client
+            mounted=
             if check "$l: mount over ${T}0" nfs_mount 10.0.9.1 "$v" /mnt; then
+                mounted=y
                 nfs_data_write /mnt "$l" "$mb"
                 nfs_data_readback /mnt "$l"
                 nfs_dir_check /mnt/dir 2000 "$l"
                 nfs_rdma_evidence /mnt "$l"
+            else
+                nfs_diag "$l: client, mount failed"
             fi
             send_peer_file $((port + 1)) /tmp/nfs-$l.client
             wait_peer $((port + 2)) 900
-            check "$l: umount" timeout 120 umount /mnt
+            if [ -n "$mounted" ]; then
+                check "$l: umount" timeout 120 umount /mnt || nfs_diag "$l: client, umount failed"
+            fi
             port=$((port + 3))
         done
         # The server stays up until the client has torn down: an NFS client whose

@@ -255,11 +255,23 @@ pub fn free_udp_ports() -> Result<(u16, u16)> {
 /// the suite until its own timeout (up to 15 minutes).
 pub const PARTNER_GRACE: Duration = Duration::from_secs(300);
 
+/// The init's last line before it reboots (qemu/init).
+const INIT_DONE: &str = "RSIW-VM: done";
+
+/// How many console lines a VM that exited early shows in the report.
+const EXIT_TAIL_LINES: usize = 60;
+
+/// The last `n` lines of `text`.
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
 /// How one VM of a run ended.
 #[derive(Clone, Debug)]
 enum End {
-    /// QEMU exited on its own.
-    Exited,
+    /// QEMU exited on its own, with this status (`None`: not known).
+    Exited(Option<std::process::ExitStatus>),
     /// Killed at its own timeout (or boot timeout).
     TimedOut,
     /// Killed because another VM of the run died before its init ran.
@@ -319,7 +331,8 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
             if ended[i].is_some() {
                 continue;
             }
-            let exited = child.try_wait()?.is_some();
+            let status = child.try_wait()?;
+            let exited = status.is_some();
             let boot_late = vm
                 .boot_timeout
                 .is_some_and(|t| start.elapsed() >= t && !booted.load(Ordering::Relaxed));
@@ -329,7 +342,7 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
                 .filter(|(t, _)| t.elapsed() >= PARTNER_GRACE)
                 .map(|(_, name)| name.clone());
             let end = if exited {
-                End::Exited
+                End::Exited(status)
             } else if late {
                 End::TimedOut
             } else if partner_lost {
@@ -368,7 +381,7 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
     let mut runs = Vec::new();
     for ((vm, _child, rx, start, booted, _), end) in live.into_iter().zip(ended) {
         let Ended { end, state, wall } = end.unwrap_or(Ended {
-            end: End::Exited,
+            end: End::Exited(None),
             state: None,
             wall: start.elapsed(),
         });
@@ -386,7 +399,18 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
         std::fs::write(vm.log_dir.join("dmesg.txt"), dmesg)?;
         let booted = booted.load(Ordering::Relaxed);
         let msg = match &end {
-            End::Exited => None,
+            // A guest that reached `RSIW-VM: done` reboots; in a multi-VM run one
+            // that stopped before it panicked, reset or lost QEMU, and its partner
+            // then waits in vain: its status (and, below, its last lines) go with the
+            // report, the only account of that end in the command's output.
+            End::Exited(status) if multi && booted && !console.contains(INIT_DONE) => {
+                Some(format!(
+                    "{}: QEMU exited ({}) before the init's end",
+                    vm.name,
+                    status.map_or_else(|| "status unknown".to_string(), |s| s.to_string()),
+                ))
+            }
+            End::Exited(_) => None,
             End::PartnerDied => Some(format!(
                 "{}: stopped QEMU: the other VM of this run died before its init ran",
                 vm.name
@@ -410,6 +434,13 @@ pub fn run_all(vms: &[Vm]) -> Result<Vec<Run>> {
         };
         if let Some(msg) = msg {
             eprintln!("{msg}");
+            if matches!(end, End::Exited(_)) {
+                eprintln!(
+                    "{}: its console's last lines:\n{}",
+                    vm.name,
+                    last_lines(&console, EXIT_TAIL_LINES)
+                );
+            }
             console.push_str(&format!("\n{msg}\n"));
         }
         if let Some(state) = state {
@@ -504,6 +535,13 @@ pub fn show(root: &Path, p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn last_lines_of_a_console() {
+        assert_eq!(last_lines("a\nb\nc\n", 2), "b\nc");
+        assert_eq!(last_lines("a\nb", 5), "a\nb");
+        assert_eq!(last_lines("", 3), "");
+    }
 
     #[test]
     fn symbols_from_system_map() {
