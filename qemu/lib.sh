@@ -684,9 +684,13 @@ nfs_server_rdma_stats() {
 }
 
 # send_peer_file PORT FILE: send FILE to the other VM's `recv_peer_file PORT` (retries
-# until it listens). recv_peer_file PORT FILE [SECONDS]: receive it (default 600 s).
+# until it listens; an other VM that never takes it is lost, as for signal_peer).
+# recv_peer_file PORT FILE [SECONDS]: receive it (default 600 s).
 send_peer_file() {
-    retry 60 sh -c "timeout 20 nc -w 2 $(peer_addr) $1 < '$2'"
+    peer_lost "send_peer_file $1" && return 1
+    retry 60 sh -c "timeout 20 nc -w 2 $(peer_addr) $1 < '$2'" && return 0
+    echo "send_peer_file $1: the other VM did not take the file within 60 tries" | tee "$PEER_LOST"
+    return 1
 }
 recv_peer_file() {
     timeout "${3:-600}" nc -l -p "$1" < /dev/null > "$2"
