@@ -27,7 +27,20 @@ endif
 endif
 
 ifdef LLVM
-llvm_arg := LLVM=$(LLVM)
+kbuild_args := LLVM=$(LLVM)
+endif
+
+# A gcc-built tree names its compiler in CONFIG_CC_VERSION_TEXT (Debian's 7.3:
+# x86_64-linux-gnu-gcc-14); the module is built with that one unless CC is given.
+ifeq ($(origin CC),default)
+ifneq ($(shell grep -x 'CONFIG_CC_IS_GCC=y' $(KDIR)/.config),)
+kernel_cc := $(shell sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' $(KDIR)/.config)
+ifneq ($(shell command -v $(kernel_cc)),)
+kbuild_args += CC=$(kernel_cc)
+else
+$(error $(KDIR) was built with $(kernel_cc), which is not installed: install it (Debian: the gcc-NN package) or pass CC=...)
+endif
+endif
 endif
 
 # Kbuild rebuilds an object when its command line or a dependency changes, but a
@@ -41,7 +54,7 @@ kdir_id := $(abspath $(KDIR)) $(shell cksum < $(KDIR)/.config)
 all modules:
 	@if [ "$$(cat .rsiw-kdir 2>/dev/null)" != "$(kdir_id)" ]; then \
 	    $(MAKE) --no-print-directory clean && echo "$(kdir_id)" > .rsiw-kdir; fi
-	$(MAKE) -C $(KDIR) M=$(CURDIR) $(llvm_arg) modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(kbuild_args) modules
 
 # Not Kbuild's M= clean: that deletes every *.o/*.a below the module directory,
 # cargo's target/ included. Remove exactly what the module build writes.

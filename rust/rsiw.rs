@@ -56,10 +56,10 @@ mod proto;
 
 use driver::RsiwModule;
 
+// The keys 6.12's and 7.3's `module!` both take (6.12 has `author`, 7.3 `authors`).
 kernel::prelude::module! {
     type: RsiwModule,
     name: "rsiw",
-    author: "rsiw developers",
     description: "Software iWARP RNIC",
     license: "Dual BSD/GPL",
 }

@@ -179,11 +179,6 @@ impl Stream {
     }
 }
 
-#[pinned_drop]
-impl PinnedDrop for Stream {
-    fn drop(self: Pin<&mut Self>) {
-        // The consumer holds the stream, so normally it is detached already;
-        // the socket must not keep calling a consumer after the stream is gone.
-        self.detach();
-    }
-}
+// `impl PinnedDrop for Stream` is in `ffi::compat` (pin-init's `PinnedDrop` is an
+// unsafe trait, and on 7.x its `#[pinned_drop]` expansion is charged to the
+// module that writes it): dropping a stream detaches its consumer.

@@ -2,22 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0
 # Make (or reuse) a Debian 13 (trixie) root file system with the tools Debian's
 # 7.3 backports kernel was built with (rustc 1.85.1, bindgen 0.71.1, gcc-14) and
-# the kernel's source, headers and image packages, cached outside the repo.
+# the kernel's source and headers packages, cached outside the repo.
 #
 #   scripts/debian-root.sh            prints the root's directory on stdout
 #
-# The cache key is this script (the package list below), so a changed list
-# makes a new root. Needs root and mmdebstrap (`cargo xtask setup` installs it).
+# The cache key is the package list and the mirror, so a changed list makes a new
+# root (and removes the older ones). Needs root and mmdebstrap (`cargo xtask setup`
+# installs it).
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
 kver=7.3.4+deb13
-pkgs=(rustc rust-src bindgen gcc make flex bison bc libelf-dev libssl-dev python3
-      xz-utils cpio kmod libclang-dev clang dwarves pahole dkms dpkg-dev debhelper
-      linux-source-7.3 "linux-headers-$kver-amd64" "linux-image-$kver-amd64")
+pkgs=(rustc rust-src rustfmt bindgen gcc make flex bison bc libelf-dev libssl-dev python3
+      xz-utils cpio kmod libclang-dev clang lld dwarves pahole dkms dpkg-dev debhelper openssl
+      linux-source-7.3 "linux-headers-$kver-amd64")
 mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
 mirror=${RSIW_DEBIAN_MIRROR:-${mirror:-http://deb.debian.org/debian}}
-key=$( { cat "$0"; echo "$mirror"; } | sha256sum | cut -c1-12)
+key=$(echo "${pkgs[*]} $mirror" | sha256sum | cut -c1-12)
 cache=${RSIW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rsiw}
 dir="$cache/debian/trixie-$key"
 if [ -f "$dir/.complete" ]; then
@@ -35,4 +35,7 @@ mmdebstrap --variant=apt --include="$inc" trixie "$dir/root" \
     "deb $mirror trixie main" "deb $mirror trixie-backports main" >"$log" 2>&1 ||
     { echo "debian-root: mmdebstrap failed; last lines of $log:" >&2; tail -n 20 "$log" >&2; exit 1; }
 touch "$dir/.complete"
+for old in "$cache"/debian/trixie-*; do
+    [ "$old" = "$dir" ] || rm -rf "$old"
+done
 echo "$dir/root"

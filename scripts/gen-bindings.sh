@@ -42,9 +42,14 @@ bindgen\ *) ;;
 esac
 bindgen_opts=${cmd%% -- *}
 clang_opts=${cmd#* -- }
+# 7.x derives pin-init's MaybeZeroable for every type; rsiw's own types need no
+# derive (and 6.12 has none), so one source builds against both. Kbuild saves a
+# `#` of the command line as `$(pound)`.
 bindgen_opts=$(printf '%s' "$bindgen_opts" |
 	sed -e 's# rust/bindings/bindings_helper\.h # #' \
-	    -e 's# -o rust/bindings/bindings_generated\.rs##')
+	    -e 's# -o rust/bindings/bindings_generated\.rs##' \
+	    -e 's# --with-derive-custom-\(struct\|union\) [^ ]*##g' \
+	    -e 's|\$(pound)|#|g')
 clang_opts=$(printf '%s' "$clang_opts" | sed -e 's#-Wp,-MMD,[^ ]*##')
 
 tmp=$(mktemp -d)

@@ -629,7 +629,7 @@ impl Engine {
 
     /// `Conn::quiesce`.
     fn quiesce(self: &Arc<Self>, graceful_ms: u32) {
-        let until = kernel::time::Ktime::ktime_get().to_ms() + i64::from(graceful_ms);
+        let until = crate::ffi::deadline::now_ms() + i64::from(graceful_ms);
         let mut abortive = graceful_ms == 0;
         // Before the first look at `busy` (`unbusy` says why).
         self.quiescing.store(true, Ordering::SeqCst);
@@ -637,7 +637,7 @@ impl Engine {
         self.kick();
         let mut g = self.idle.lock();
         loop {
-            if !abortive && kernel::time::Ktime::ktime_get().to_ms() >= until {
+            if !abortive && crate::ffi::deadline::now_ms() >= until {
                 abortive = true;
                 self.request_close(true, None);
                 self.kick();

@@ -69,25 +69,25 @@ impl DeviceAttr {
         out.vendor_id = self.vendor_id;
         out.vendor_part_id = self.vendor_part_id;
         out.hw_ver = self.hw_ver;
-        out.max_qp = clamp_int(self.max_qp);
-        out.max_qp_wr = clamp_int(self.max_qp_wr);
+        out.max_qp = super::compat::attr_count(self.max_qp);
+        out.max_qp_wr = super::compat::attr_count(self.max_qp_wr);
         out.device_cap_flags = self.device_cap_flags;
         out.kernel_cap_flags = self.kernel_cap_flags;
-        out.max_send_sge = clamp_int(self.max_sge);
-        out.max_recv_sge = clamp_int(self.max_sge);
-        out.max_sge_rd = clamp_int(self.max_sge_rd);
-        out.max_qp_rd_atom = clamp_int(self.max_qp_rd_atom);
-        out.max_qp_init_rd_atom = clamp_int(self.max_qp_init_rd_atom);
-        out.max_res_rd_atom = clamp_int(self.max_qp_rd_atom.saturating_mul(self.max_qp));
-        out.max_srq = clamp_int(self.max_srq);
-        out.max_srq_wr = clamp_int(self.max_srq_wr);
-        out.max_srq_sge = clamp_int(self.max_srq_sge);
+        out.max_send_sge = super::compat::attr_count(self.max_sge);
+        out.max_recv_sge = super::compat::attr_count(self.max_sge);
+        out.max_sge_rd = super::compat::attr_count(self.max_sge_rd);
+        out.max_qp_rd_atom = super::compat::attr_count(self.max_qp_rd_atom);
+        out.max_qp_init_rd_atom = super::compat::attr_count(self.max_qp_init_rd_atom);
+        out.max_res_rd_atom = super::compat::attr_count(self.max_qp_rd_atom.saturating_mul(self.max_qp));
+        out.max_srq = super::compat::attr_count(self.max_srq);
+        out.max_srq_wr = super::compat::attr_count(self.max_srq_wr);
+        out.max_srq_sge = super::compat::attr_count(self.max_srq_sge);
         out.max_fast_reg_page_list_len = self.max_fast_reg_page_list_len;
-        out.max_cq = clamp_int(self.max_cq);
-        out.max_cqe = clamp_int(self.max_cqe);
-        out.max_mr = clamp_int(self.max_mr);
-        out.max_mw = clamp_int(self.max_mw);
-        out.max_pd = clamp_int(self.max_pd);
+        out.max_cq = super::compat::attr_count(self.max_cq);
+        out.max_cqe = super::compat::attr_count(self.max_cqe);
+        out.max_mr = super::compat::attr_count(self.max_mr);
+        out.max_mw = super::compat::attr_count(self.max_mw);
+        out.max_pd = super::compat::attr_count(self.max_pd);
         // RFC 7306 §5.3: the responder updates the target with a 64-bit
         // cmpxchg on the mapped word (`Mem::atomic64`), so the operation is
         // atomic against every QP of the device and against CPU atomics.
@@ -95,11 +95,6 @@ impl DeviceAttr {
         out.masked_atomic_cap = bindings::ib_atomic_cap_IB_ATOMIC_GLOB;
         out.max_pkeys = 1;
     }
-}
-
-/// `ib_device_attr` limits are C `int`s.
-fn clamp_int(v: u32) -> i32 {
-    i32::try_from(v).unwrap_or(i32::MAX)
 }
 
 /// Logical port state, as the verbs consumer sees it.
@@ -152,7 +147,7 @@ impl PortAttr {
         out.max_mtu = self.max_mtu;
         out.active_mtu = self.active_mtu;
         out.phys_mtu = self.phys_mtu;
-        out.gid_tbl_len = clamp_int(self.gid_tbl_len);
+        out.gid_tbl_len = super::compat::attr_count(self.gid_tbl_len);
         out.pkey_tbl_len = self.pkey_tbl_len;
         out.max_msg_sz = self.max_msg_sz;
         out.active_speed = self.active_speed;
@@ -177,7 +172,7 @@ impl PortImmutable {
     /// Writes `self` into the core's immutable port data.
     pub(crate) fn write(&self, out: &mut bindings::ib_port_immutable) {
         out.pkey_tbl_len = i32::from(self.pkey_tbl_len);
-        out.gid_tbl_len = clamp_int(self.gid_tbl_len);
+        out.gid_tbl_len = super::compat::attr_count(self.gid_tbl_len);
         out.core_cap_flags = self.core_cap_flags;
         // iWARP has no management datagrams.
         out.max_mad_size = 0;

@@ -5,7 +5,13 @@
 
 use super::bindings;
 use core::{marker::PhantomData, ptr::NonNull};
-use kernel::{ffi::c_void, prelude::*, sync::Arc, types::ForeignOwnable};
+use kernel::{ffi::c_void, prelude::*, sync::Arc};
+
+/// `CLOCK_MONOTONIC` in milliseconds: what deadlines and waits are measured in.
+pub(crate) fn now_ms() -> i64 {
+    // SAFETY: reads the monotonic clock; no preconditions, any context.
+    unsafe { bindings::rsiw_shim_now_ms() }
+}
 
 /// What a deadline hands itself to when it passes.
 pub(crate) trait Expire: Send + Sync + 'static {
@@ -56,7 +62,7 @@ impl<T: Expire> Deadline<T> {
     /// endpoint's phase lock).
     pub(crate) fn arm(&self, ep: Arc<T>, ms: u32) {
         self.cancel();
-        let ctx = ep.into_foreign();
+        let ctx = crate::ffi::compat::into_foreign(ep);
         // SAFETY: `self` is live and, after `cancel`, not armed: the timer
         // takes over the reference `ctx` stands for.
         unsafe { bindings::rsiw_shim_deadline_arm(self.ptr.as_ptr(), ctx, ms) };
@@ -66,7 +72,7 @@ impl<T: Expire> Deadline<T> {
     /// not armed (armed once, see the caller's flag). Any context: unlike
     /// [`Deadline::arm`] it does not wait for a running expiry.
     pub(crate) fn arm_unarmed(&self, owner: Arc<T>, ms: u32) {
-        let ctx = owner.into_foreign();
+        let ctx = crate::ffi::compat::into_foreign(owner);
         // SAFETY: `self` is live and, per the caller, not armed: the timer
         // takes over the reference `ctx` stands for.
         unsafe { bindings::rsiw_shim_deadline_arm(self.ptr.as_ptr(), ctx, ms) };
@@ -83,7 +89,7 @@ impl<T: Expire> Deadline<T> {
         }
         // SAFETY: the timer was armed with `ctx` (from `into_foreign` in
         // `arm`) and will not fire any more: its reference is ours again.
-        drop(unsafe { Arc::<T>::from_foreign(ctx) });
+        drop(unsafe { crate::ffi::compat::from_foreign::<T>(ctx) });
         true
     }
 }
@@ -105,6 +111,6 @@ impl<T: Expire> Drop for Deadline<T> {
 pub(super) unsafe fn fired<T: Expire>(ctx: *const c_void) {
     // SAFETY: per the function's safety requirements the timer's reference
     // is handed over here.
-    let owner = unsafe { Arc::<T>::from_foreign(ctx) };
+    let owner = unsafe { crate::ffi::compat::from_foreign::<T>(ctx) };
     owner.deadline_passed();
 }

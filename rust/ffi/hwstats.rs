@@ -25,7 +25,7 @@ impl<const N: usize> StatDescs<N> {
         }; N];
         let mut i = 0;
         while i < N {
-            d[i].name = names[i].as_char_ptr();
+            d[i].name = super::compat::cstr_ptr(names[i]);
             i += 1;
         }
         Self(d)

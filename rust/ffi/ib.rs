@@ -9,7 +9,6 @@ use kernel::{
     prelude::*,
     str::CStr,
     sync::{Arc, ArcBorrow},
-    types::ForeignOwnable,
 };
 
 /// Static device properties applied before registration.
@@ -55,7 +54,7 @@ impl<T: Send + Sync + 'static> NewDevice<T> {
         for (dst, src) in raw.node_desc.iter_mut().zip(init.node_desc) {
             *dst = *src as _;
         }
-        let priv_ = data.into_foreign();
+        let priv_ = crate::ffi::compat::into_foreign(data);
         // SAFETY: `raw` is a valid init block for the duration of the call.
         let ptr = unsafe { bindings::rsiw_shim_alloc_device(&raw, priv_) };
         match NonNull::new(ptr) {
@@ -67,7 +66,7 @@ impl<T: Send + Sync + 'static> NewDevice<T> {
             None => {
                 // SAFETY: the shim did not keep `priv_`; it came from
                 // `into_foreign` above and was not converted back.
-                drop(unsafe { Arc::<T>::from_foreign(priv_) });
+                drop(unsafe { crate::ffi::compat::from_foreign::<T>(priv_) });
                 Err(ENOMEM)
             }
         }
@@ -156,7 +155,7 @@ impl<'a, T: 'static> IbDev<'a, T> {
         // SAFETY: `priv` was set from `Arc::into_foreign` in `NewDevice::alloc`
         // and is only converted back in `dealloc_driver`, which the type
         // invariant excludes for `'a`.
-        Some(unsafe { <Arc<T> as ForeignOwnable>::borrow(p) })
+        Some(unsafe { crate::ffi::compat::borrow::<T>(p) })
     }
 }
 

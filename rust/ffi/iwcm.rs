@@ -4,7 +4,7 @@
 
 use super::{bindings, sock::Socket};
 use core::{marker::PhantomData, ptr::NonNull};
-use kernel::{error::to_result, ffi::c_void, prelude::*, sync::Arc, types::ForeignOwnable};
+use kernel::{error::to_result, ffi::c_void, prelude::*, sync::Arc};
 
 /// The connection events rsiw reports to the iw_cm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,7 +102,7 @@ impl<'a> CmIdRef<'a> {
 
     /// Stores the listener state of a listening cm_id.
     pub(crate) fn set_listener<T: 'static>(&self, l: Arc<T>) {
-        self.set_provider_data(l.into_foreign().cast_mut());
+        self.set_provider_data(crate::ffi::compat::into_foreign(l).cast_mut());
     }
 
     /// Takes back what [`CmIdRef::set_listener`] stored.
@@ -118,7 +118,7 @@ impl<'a> CmIdRef<'a> {
         }
         self.set_provider_data(core::ptr::null_mut());
         // SAFETY: per the function's safety requirements.
-        Some(unsafe { Arc::<T>::from_foreign(p) })
+        Some(unsafe { crate::ffi::compat::from_foreign::<T>(p) })
     }
 
     /// Takes back the endpoint a `CONNECT_REQUEST` event handed over (the
@@ -136,7 +136,7 @@ impl<'a> CmIdRef<'a> {
         }
         self.set_provider_data(core::ptr::null_mut());
         // SAFETY: per the function's safety requirements.
-        Some(unsafe { Arc::<T>::from_foreign(p) })
+        Some(unsafe { crate::ffi::compat::from_foreign::<T>(p) })
     }
 }
 
@@ -178,12 +178,12 @@ impl CmId {
         sock: &Socket,
         data: &EventData<'_>,
     ) -> Result {
-        let p = ep.into_foreign().cast_mut();
+        let p = crate::ffi::compat::into_foreign(ep).cast_mut();
         let r = self.raw_event(Event::ConnectRequest, Some(sock), data, p);
         if r.is_err() {
             // SAFETY: the iw_cm did not take `p` (the event failed before a
             // cm_id was created), so it is still ours.
-            drop(unsafe { Arc::<T>::from_foreign(p) });
+            drop(unsafe { crate::ffi::compat::from_foreign::<T>(p) });
         }
         r
     }

@@ -59,4 +59,19 @@ unsafe impl Backend for IrqSaveBackend {
         // `lock` saved.
         unsafe { bindings::rsiw_shim_spin_unlock_irqrestore(ptr, *guard_state) }
     }
+
+    // 7.x's `Backend` also has these two.
+    #[cfg(rsiw_k7)]
+    unsafe fn try_lock(ptr: *mut Self::State) -> Option<Self::GuardState> {
+        let mut flags: c_ulong = 0;
+        // SAFETY: the caller guarantees `ptr` was initialised by `init`;
+        // `flags` is written only when the lock was taken.
+        unsafe { bindings::rsiw_shim_spin_trylock_irqsave(ptr, &mut flags) }.then_some(flags)
+    }
+
+    #[cfg(rsiw_k7)]
+    unsafe fn assert_is_held(ptr: *mut Self::State) {
+        // SAFETY: the caller guarantees `ptr` was initialised by `init`.
+        unsafe { bindings::rsiw_shim_spin_assert_held(ptr) }
+    }
 }

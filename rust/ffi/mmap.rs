@@ -13,11 +13,8 @@ use crate::abi::{
 use core::mem::{offset_of, size_of};
 use core::ptr::NonNull;
 use core::sync::atomic::AtomicU32;
-use kernel::{
-    prelude::*,
-    sync::Arc,
-    types::{AsBytes, FromBytes},
-};
+use kernel::{prelude::*, sync::Arc};
+use super::compat::{AsBytes, FromBytes};
 
 // SAFETY: `#[repr(C)]` integers and byte arrays only, no padding (size asserted
 // in the ABI crate's tests); every bit pattern is valid.

@@ -5,6 +5,7 @@
 pub(crate) mod attr;
 pub(crate) mod av;
 pub(crate) mod bindings;
+pub(crate) mod compat;
 pub(crate) mod cq;
 pub(crate) mod crc;
 pub(crate) mod deadline;

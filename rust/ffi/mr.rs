@@ -18,7 +18,6 @@ use core::{
 use kernel::{
     prelude::*,
     sync::{Arc, ArcBorrow},
-    types::ForeignOwnable,
 };
 
 /// Copies `data` to the kernel virtual address `kva`.
@@ -91,7 +90,7 @@ pub(crate) fn mr_new<T: 'static>(
         (*c).base.rkey = stag;
         (*c).base.iova = iova;
         (*c).base.length = len;
-        (*c).priv_ = mem.into_foreign();
+        (*c).priv_ = crate::ffi::compat::into_foreign(mem);
     }
     Ok(mr.as_ptr())
 }
@@ -107,7 +106,7 @@ pub(crate) unsafe fn mr_obj<'a, T: 'static>(mr: *mut bindings::ib_mr) -> Option<
     let p = unsafe { (*mr.cast::<bindings::rsiw_mr>()).priv_ };
     // SAFETY: `priv` came from `into_foreign` in `mr_new` and is released
     // only by `mr_free`.
-    (!p.is_null()).then(|| unsafe { <Arc<T> as ForeignOwnable>::borrow(p) })
+    (!p.is_null()).then(|| unsafe { crate::ffi::compat::borrow::<T>(p) })
 }
 
 /// The `iova`/`length` a consumer last set on an `ib_mr`.
@@ -132,5 +131,5 @@ pub(crate) unsafe fn mr_free<T: 'static>(mr: *mut bindings::ib_mr) -> Option<Arc
     // SAFETY: freed once, after reading `priv`.
     unsafe { bindings::rsiw_shim_mr_free(mr) };
     // SAFETY: `priv` came from `into_foreign` and is converted back once.
-    (!p.is_null()).then(|| unsafe { Arc::<T>::from_foreign(p) })
+    (!p.is_null()).then(|| unsafe { crate::ffi::compat::from_foreign::<T>(p) })
 }

@@ -6,7 +6,6 @@ use core::ffi::c_void;
 use kernel::{
     error::Error,
     sync::{Arc, ArcBorrow},
-    types::ForeignOwnable,
 };
 
 /// Borrows the object in a `priv` slot.
@@ -17,13 +16,13 @@ use kernel::{
 /// [`take`] during `'a`.
 pub(crate) unsafe fn borrow<'a, T: 'static>(p: *const c_void) -> Option<ArcBorrow<'a, T>> {
     // SAFETY: per the requirements.
-    (!p.is_null()).then(|| unsafe { <Arc<T> as ForeignOwnable>::borrow(p) })
+    (!p.is_null()).then(|| unsafe { crate::ffi::compat::borrow::<T>(p) })
 }
 
 /// Puts `obj` in an empty `priv` slot.
 pub(crate) fn store<T: 'static>(slot: &mut *const c_void, obj: Arc<T>) {
     // A full slot would leak; the verbs fill each slot once.
-    *slot = obj.into_foreign();
+    *slot = crate::ffi::compat::into_foreign(obj);
 }
 
 /// Empties a `priv` slot.
@@ -35,7 +34,7 @@ pub(crate) fn store<T: 'static>(slot: &mut *const c_void, obj: Arc<T>) {
 pub(crate) unsafe fn take<T: 'static>(slot: &mut *const c_void) -> Option<Arc<T>> {
     let p = core::mem::take(slot);
     // SAFETY: per the requirements, converted back once.
-    (!p.is_null()).then(|| unsafe { Arc::<T>::from_foreign(p) })
+    (!p.is_null()).then(|| unsafe { crate::ffi::compat::from_foreign::<T>(p) })
 }
 
 /// `EOPNOTSUPP`, which the 6.12 kernel crate does not name.

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::abi;
 use core::mem::size_of;
-use kernel::{error::to_result, prelude::*, sync::Arc, types::ForeignOwnable};
+use kernel::{error::to_result, prelude::*, sync::Arc};
 
 /// The registered `rdma_link_ops` (type `rsiw`) and netdevice notifier.
 ///
@@ -34,12 +34,12 @@ impl<T: DeviceData> Registration<T> {
     pub(crate) fn new() -> Result<Self> {
         check_layout()?;
         let registry = Arc::pin_init(Registry::new(), GFP_KERNEL)?;
-        let ctx = registry.clone().into_foreign();
+        let ctx = crate::ffi::compat::into_foreign(registry.clone());
         // SAFETY: `ctx` stays valid until `Drop` (type invariant).
         let ret = unsafe { bindings::rsiw_shim_init(ctx, abi::ABI_VERSION) };
         if let Err(e) = to_result(ret) {
             // SAFETY: the shim failed before publishing `ctx`.
-            drop(unsafe { Arc::<Registry<T>>::from_foreign(ctx) });
+            drop(unsafe { crate::ffi::compat::from_foreign::<Registry<T>>(ctx) });
             return Err(e);
         }
         // INVARIANT: `ctx` was published to the shim.
@@ -56,7 +56,7 @@ impl<T: DeviceData> Drop for Registration<T> {
         // op can queue work any more, and this drains what is queued.
         unsafe { bindings::rsiw_shim_cm_exit() };
         // SAFETY: no callback can run any more (see the type invariant).
-        drop(unsafe { Arc::<Registry<T>>::from_foreign(self.ctx) });
+        drop(unsafe { crate::ffi::compat::from_foreign::<Registry<T>>(self.ctx) });
     }
 }
 

@@ -762,6 +762,12 @@ static void rsiw_deadline_fire(struct timer_list *t)
 	rsiw_rust_deadline_fired(d->kind, d->ctx);
 }
 
+/* CLOCK_MONOTONIC in milliseconds (the kernel crate's clock API differs by kernel). */
+s64 rsiw_shim_now_ms(void)
+{
+	return ktime_to_ms(ktime_get());
+}
+
 struct rsiw_deadline *rsiw_shim_deadline_new(unsigned int kind)
 {
 	struct rsiw_deadline *d = kzalloc(sizeof(*d), GFP_KERNEL);

@@ -83,6 +83,7 @@ struct workqueue_struct *rsiw_shim_cm_wq(void);
 void rsiw_shim_cm_params(struct rsiw_cm_params *p);
 
 /* --- handshake deadlines (rust/ffi/deadline.rs) --- */
+s64 rsiw_shim_now_ms(void);
 struct rsiw_deadline *rsiw_shim_deadline_new(unsigned int kind);
 void rsiw_shim_deadline_arm(struct rsiw_deadline *d, const void *ctx,
 			    unsigned int ms);

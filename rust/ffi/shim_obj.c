@@ -74,6 +74,21 @@ void rsiw_shim_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 	spin_unlock_irqrestore(lock, flags);
 }
 
+bool rsiw_shim_spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags)
+{
+	unsigned long f;
+
+	if (!spin_trylock_irqsave(lock, f))
+		return false;
+	*flags = f;
+	return true;
+}
+
+void rsiw_shim_spin_assert_held(spinlock_t *lock)
+{
+	lockdep_assert_held(lock);
+}
+
 struct ib_mr *rsiw_shim_mr_alloc(void)
 {
 	struct rsiw_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);

@@ -51,6 +51,8 @@ extern const struct ib_device_ops rsiw_obj_ops;
 /* --- irqsave spinlock (rust/ffi/lock.rs) --- */
 unsigned long rsiw_shim_spin_lock_irqsave(spinlock_t *lock);
 void rsiw_shim_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
+bool rsiw_shim_spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags);
+void rsiw_shim_spin_assert_held(spinlock_t *lock);
 
 /* --- memory (rust/ffi/mr.rs, rust/ffi/umem.rs) --- */
 struct ib_mr *rsiw_shim_mr_alloc(void);

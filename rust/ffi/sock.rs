@@ -5,7 +5,7 @@
 
 use super::{bindings, iwcm::CmIdRef, netdev::NetDevice};
 use core::{marker::PhantomData, ptr::NonNull};
-use kernel::{error::to_result, ffi::c_void, prelude::*, sync::Arc, types::ForeignOwnable};
+use kernel::{error::to_result, ffi::c_void, prelude::*, sync::Arc};
 
 /// Socket errnos the kernel crate has no constant for.
 pub(crate) mod errno {
@@ -300,7 +300,7 @@ impl Socket {
     /// Installs `kind`'s callbacks with `ctx`, which the socket keeps until
     /// [`Socket::unwatch`].
     fn watch<T: Send + Sync + 'static>(&self, ctx: Arc<T>, kind: u32) -> Watch<T> {
-        let ctx = ctx.into_foreign();
+        let ctx = crate::ffi::compat::into_foreign(ctx);
         let mut saved = bindings::rsiw_sk_saved::default();
         // SAFETY: `self` is live; `ctx` stays valid until `unwatch` takes it
         // back after restoring the callbacks.
@@ -324,7 +324,7 @@ impl Socket {
         unsafe { bindings::rsiw_shim_sock_unwatch(self.ptr.as_ptr(), &w.saved) };
         // SAFETY: `w.ctx` came from `Arc<T>::into_foreign` (type invariant),
         // and after the unwatch no callback borrows it.
-        Ok(unsafe { Arc::<T>::from_foreign(w.ctx) })
+        Ok(unsafe { crate::ffi::compat::from_foreign::<T>(w.ctx) })
     }
 
     /// Routes the listening socket's "connection ready" to

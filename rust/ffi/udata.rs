@@ -5,7 +5,8 @@
 use super::bindings;
 use crate::abi;
 use core::{marker::PhantomData, ptr::NonNull};
-use kernel::{error::to_result, prelude::*, types::AsBytes};
+use super::compat::AsBytes;
+use kernel::{error::to_result, prelude::*};
 
 // SAFETY: `#[repr(C)]`, two `u32` fields, no padding, every bit pattern valid.
 unsafe impl AsBytes for abi::AllocUcontextResp {}

@@ -507,7 +507,7 @@ pub fn run(ctx: &Ctx, timeout: u64) -> Result<ExitCode> {
     }
     info.push(format!(
         "{} flavour, {:?}, {:.0} s wall, host load average (1 min) {} before, {} after",
-        ctx.flavour.name(),
+        ctx.kernel_tag(),
         accel,
         run.wall.as_secs_f64(),
         load_before,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! Where things live: the repository, the cache directory and the kernel flavour.
+//! Where things live: the repository, the cache directory, the kernel line and its flavour.
 
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
@@ -32,6 +32,48 @@ impl Flavour {
     }
 }
 
+/// Which kernel rsiw is built for and booted on (`--kernel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelLine {
+    /// Debian 12's `linux-source-6.12`, built by `scripts/build-kernel.sh` with the
+    /// host's clang 14 and the fragments of `qemu/kernel/` (flavours debug and perf).
+    L6_12,
+    /// Debian 13's own backports kernel, `linux-image-7.3.4+deb13-amd64`, as Debian
+    /// ships it (its own configuration and modules; no siw), with rsiw built against
+    /// a tree made like its headers by `scripts/build-debian-kernel.sh`. No flavours.
+    Debian7_3,
+}
+
+impl KernelLine {
+    /// Parse a `--kernel` argument.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "6.12" => Ok(KernelLine::L6_12),
+            "debian-7.3" => Ok(KernelLine::Debian7_3),
+            _ => bail!("unknown kernel `{s}`: use `6.12` or `debian-7.3`"),
+        }
+    }
+
+    /// The name used on the command line, in file names and in the VM's environment.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelLine::L6_12 => "6.12",
+            KernelLine::Debian7_3 => "debian-7.3",
+        }
+    }
+
+    /// Its build tools run in the trixie root of `scripts/debian-root.sh`
+    /// (`scripts/in-debian-root.sh`), not on the host.
+    pub fn in_debian_root(self) -> bool {
+        matches!(self, KernelLine::Debian7_3)
+    }
+
+    /// The kernel has its own configuration: `--flavour` does not apply.
+    pub fn has_flavours(self) -> bool {
+        matches!(self, KernelLine::L6_12)
+    }
+}
+
 /// Paths shared by every step of one xtask invocation.
 pub struct Ctx {
     /// The repository root.
@@ -40,11 +82,13 @@ pub struct Ctx {
     pub cache: PathBuf,
     /// The kernel flavour this invocation builds and boots.
     pub flavour: Flavour,
+    /// The kernel line this invocation builds for and boots.
+    pub kernel: KernelLine,
 }
 
 impl Ctx {
-    /// Build the context for `flavour`.
-    pub fn new(flavour: Flavour) -> Self {
+    /// Build the context for `flavour` of `kernel`.
+    pub fn new(kernel: KernelLine, flavour: Flavour) -> Self {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .map(Path::to_path_buf)
@@ -53,12 +97,24 @@ impl Ctx {
             root,
             cache: cache_dir(),
             flavour,
+            kernel,
         }
     }
 
-    /// `target/vm/<flavour>/`: build products that depend on the kernel flavour.
+    /// `target/vm/<flavour>/` (6.12) or `target/vm/<kernel>/`: build products that
+    /// depend on the kernel.
     pub fn out_dir(&self) -> PathBuf {
-        self.root.join("target/vm").join(self.flavour.name())
+        self.root.join("target/vm").join(self.kernel_tag())
+    }
+
+    /// The flavour for 6.12 (`debug`, `perf`), the kernel's name otherwise: what
+    /// names this kernel's build products and runs.
+    pub fn kernel_tag(&self) -> &'static str {
+        if self.kernel.has_flavours() {
+            self.flavour.name()
+        } else {
+            self.kernel.name()
+        }
     }
 
     /// `target/vm/<name>/`: the logs of one VM run.

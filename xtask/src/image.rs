@@ -78,7 +78,7 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
     // The benchmark image also carries `perf` (Debian's linux-perf) so a bench script can
     // show where the time goes; it is optional (about 30 MiB with its libraries) and left
     // out of the test images, which it would only slow down.
-    if ctx.flavour == crate::ctx::Flavour::Perf {
+    if ctx.kernel.has_flavours() && ctx.flavour == crate::ctx::Flavour::Perf {
         if let Ok(p) = which("perf") {
             add_host_file(&mut t, &p)?;
             elves.push(p);
@@ -95,7 +95,7 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
     add_host_file(&mut t, &find_lib("libgcc_s.so.1")?)?;
     let mut status = format!(
         "RSIW_FLAVOUR={}\nRSIW_KERNEL={}\n",
-        ctx.flavour.name(),
+        ctx.kernel_tag(),
         k.release
     );
     match &parts.provider {

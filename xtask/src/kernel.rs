@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! The cached test kernel: built (or found) by `scripts/build-kernel.sh FLAVOUR`.
+//! The cached kernel of `ctx.kernel`: built (or found) by `scripts/build-kernel.sh FLAVOUR`
+//! (6.12) or made ready by `scripts/build-debian-kernel.sh` (Debian's own 7.3).
 
 use crate::cmd;
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, KernelLine};
 use anyhow::{Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A finished kernel build in the cache.
@@ -17,40 +18,54 @@ pub struct Kernel {
     pub modules: PathBuf,
     /// `uname -r` of this kernel.
     pub release: String,
+    /// Which kernel this is.
+    pub line: KernelLine,
 }
 
-/// Build the kernel for `ctx.flavour` unless the cache already holds it (then this is instant).
+/// Build the kernel for `ctx` unless the cache already holds it (then this is instant).
 pub fn ensure(ctx: &Ctx) -> Result<Kernel> {
-    let script = ctx.root.join("scripts/build-kernel.sh");
+    let (script, args): (&str, &[&str]) = match ctx.kernel {
+        KernelLine::L6_12 => ("scripts/build-kernel.sh", &[ctx.flavour.name()]),
+        KernelLine::Debian7_3 => ("scripts/build-debian-kernel.sh", &[]),
+    };
     let out = cmd::stdout(
         Command::new("bash")
-            .arg(&script)
-            .arg(ctx.flavour.name())
+            .arg(ctx.root.join(script))
+            .args(args)
             .env("RSIW_CACHE", &ctx.cache),
         "read the build log it names; `cargo xtask setup` installs the kernel toolchain",
     )?;
     let dir = PathBuf::from(
         out.lines()
             .last()
-            .context("build-kernel.sh printed no directory")?
+            .with_context(|| format!("{script} printed no directory"))?
             .trim(),
     );
     let kdir = dir.join("linux");
-    let release_file = kdir.join("include/config/kernel.release");
-    let release = std::fs::read_to_string(&release_file)
+    let release = release(&kdir, &dir)?;
+    Ok(Kernel {
+        bzimage: match ctx.kernel {
+            KernelLine::L6_12 => kdir.join("arch/x86/boot/bzImage"),
+            KernelLine::Debian7_3 => dir.join("vmlinuz"),
+        },
+        modules: dir.join("modroot/lib/modules").join(&release),
+        kdir,
+        release,
+        line: ctx.kernel,
+    })
+}
+
+/// `include/config/kernel.release` of the tree `kdir` in the cache directory `dir`.
+fn release(kdir: &Path, dir: &Path) -> Result<String> {
+    let file = kdir.join("include/config/kernel.release");
+    Ok(std::fs::read_to_string(&file)
         .with_context(|| {
             format!(
                 "reading {}: the kernel build looks incomplete; remove {} and rebuild",
-                release_file.display(),
+                file.display(),
                 dir.display()
             )
         })?
         .trim()
-        .to_string();
-    Ok(Kernel {
-        bzimage: kdir.join("arch/x86/boot/bzImage"),
-        modules: dir.join("modroot/lib/modules").join(&release),
-        kdir,
-        release,
-    })
+        .to_string())
 }

@@ -17,10 +17,10 @@ pub fn vm(ctx: &Ctx) -> Result<Lock> {
     acquire(&ctx.root.join("target/vm"), ".lock", "target/vm/")
 }
 
-/// Take `<cache>/kernel/.lock-<flavour>` (kernel builds, which
-/// `scripts/build-kernel.sh` does not lock itself; flavours build independently).
+/// Take `<cache>/kernel/.lock-<flavour or kernel>` (kernel builds, which the
+/// `scripts/build-*kernel.sh` do not lock themselves; each builds independently).
 pub fn kernel(ctx: &Ctx) -> Result<Lock> {
-    let name = format!(".lock-{}", ctx.flavour.name());
+    let name = format!(".lock-{}", ctx.kernel_tag());
     acquire(&ctx.cache.join("kernel"), &name, "the kernel cache")
 }
 

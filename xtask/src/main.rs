@@ -32,7 +32,7 @@ mod suite;
 mod vm;
 
 use anyhow::{bail, Context, Result};
-use ctx::{Ctx, Flavour};
+use ctx::{Ctx, Flavour, KernelLine};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use vm::Echo;
@@ -59,7 +59,10 @@ commands:
                              RSIW_RMMOD_LOOPS=100 rmmod rounds, RSIW_NOMEM_S=60 s memory-pressure phases
 
 options:
-  --flavour debug|perf       kernel flavour (default debug: KASAN, lockdep, kmemleak)
+  --kernel 6.12|debian-7.3   kernel to build for and boot (default 6.12, the test kernel built
+                             here; debian-7.3: Debian 13's own backports kernel and modules, rsiw
+                             built against a tree made like its headers, in a trixie root)
+  --flavour debug|perf       6.12's flavour (default debug: KASAN, lockdep, kmemleak)
   --timeout SECONDS          VM timeout for `vm`/`run` (default 300)
   --seconds N                `fuzz`: run each target for N seconds
   --host-only / --vm-only    `test`: run only one half
@@ -70,6 +73,7 @@ environment: RSIW_CACHE (cache dir), RSIW_ACCEL=tcg|kvm (skip the KVM probe), RS
 /// Parsed command line.
 struct Args {
     command: String,
+    kernel: KernelLine,
     flavour: Flavour,
     /// `--flavour` was on the command line (`bench` defaults to perf otherwise).
     flavour_given: bool,
@@ -91,6 +95,7 @@ fn parse_args() -> Result<Args> {
     let command = it.next().unwrap_or_else(|| "help".into());
     let mut a = Args {
         command,
+        kernel: KernelLine::L6_12,
         flavour: Flavour::Debug,
         flavour_given: false,
         script: None,
@@ -109,6 +114,7 @@ fn parse_args() -> Result<Args> {
                 .with_context(|| format!("{name} needs a value\n{USAGE}"))
         };
         match arg.as_str() {
+            "--kernel" => a.kernel = KernelLine::parse(&value("--kernel")?)?,
             "--flavour" => {
                 a.flavour = Flavour::parse(&value("--flavour")?)?;
                 a.flavour_given = true;
@@ -147,7 +153,7 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<ExitCode> {
     let a = parse_args()?;
-    let ctx = Ctx::new(a.flavour);
+    let ctx = Ctx::new(a.kernel, a.flavour);
     match a.command.as_str() {
         "setup" => {
             setup::ensure()?;
@@ -170,11 +176,14 @@ fn real_main() -> Result<ExitCode> {
         "soak" => soak::run(&ctx, a.timeout_given.then_some(a.timeout)),
         // Benchmarks run on the perf flavour (no KASAN/lockdep) unless asked otherwise.
         "bench" => bench::run(
-            &Ctx::new(if a.flavour_given {
-                a.flavour
-            } else {
-                Flavour::Perf
-            }),
+            &Ctx::new(
+                a.kernel,
+                if a.flavour_given {
+                    a.flavour
+                } else {
+                    Flavour::Perf
+                },
+            ),
             a.timeout,
         ),
         "help" | "-h" | "--help" => {
@@ -375,6 +384,7 @@ fn soak_env(what: &str, vars: &[(&str, &str)]) {
 fn soak_scripts(ctx: &Ctx, a: &Args, rest: Vec<String>) -> Result<ExitCode> {
     let a = Args {
         command: "test".into(),
+        kernel: a.kernel,
         flavour: a.flavour,
         flavour_given: a.flavour_given,
         script: None,
@@ -452,7 +462,7 @@ fn vm_suite(ctx: &Ctx, a: &Args, art: &artifacts::Artifacts) -> Result<SuiteCoun
         eprintln!(
             "test: vm: {what} ({vms} VM{}, {accel:?}, {} kernel)",
             if vms > 1 { "s" } else { "" },
-            ctx.flavour.name()
+            ctx.kernel_tag()
         );
         let runs = suite::boot_unit(&boot, u, echo);
         let mut c = counts.lock().unwrap_or_else(|p| p.into_inner());

@@ -13,6 +13,36 @@ pub fn llvm() -> String {
     std::env::var("RSIW_LLVM").unwrap_or_else(|_| "-14".into())
 }
 
+/// `make` for an out-of-tree build against `k`, run where `k`'s toolchain is: on the
+/// host with `LLVM=` for 6.12 (clang 14), in the trixie root with the compiler
+/// Debian's `.config` names for Debian's kernel (the root Makefile finds it itself;
+/// the test modules get it as `CC=`).
+fn make(ctx: &Ctx, k: &Kernel, own_makefile: bool) -> Result<Command> {
+    if !k.line.in_debian_root() {
+        let mut c = Command::new("make");
+        c.arg(format!("LLVM={}", llvm()));
+        return Ok(c);
+    }
+    let mut c = Command::new(ctx.root.join("scripts/in-debian-root.sh"));
+    c.env("RSIW_CACHE", &ctx.cache).arg("make");
+    if !own_makefile {
+        c.arg(format!("CC={}", kernel_cc(k)?));
+    }
+    Ok(c)
+}
+
+/// The compiler a gcc-built tree names in `CONFIG_CC_VERSION_TEXT`.
+fn kernel_cc(k: &Kernel) -> Result<String> {
+    let config = std::fs::read_to_string(k.kdir.join(".config"))
+        .with_context(|| format!("reading {}/.config", k.kdir.display()))?;
+    config
+        .lines()
+        .find_map(|l| l.strip_prefix("CONFIG_CC_VERSION_TEXT=\""))
+        .and_then(|t| t.split_whitespace().next())
+        .map(String::from)
+        .with_context(|| format!("{}/.config names no compiler", k.kdir.display()))
+}
+
 /// A build product that may be absent, with the reason (tests report it instead of passing).
 pub enum Part {
     /// Built; the path of the artifact.
@@ -42,15 +72,16 @@ pub fn build_rsiw(ctx: &Ctx, k: &Kernel) -> Part {
     }
     // The root build is shared by the flavours; Kbuild notices a new KDIR itself
     // (every command line names the tree, and the bindings rule uses if_changed).
-    let r = cmd::run(
-        Command::new("make")
-            .current_dir(&ctx.root)
-            .arg(format!("KDIR={}", k.kdir.display()))
-            .arg(format!("LLVM={}", llvm())),
-        "fix the compile error above; `cargo xtask setup` installs the toolchain",
-    )
-    .and_then(|()| copy_out(&ctx.root.join("rsiw.ko"), &ctx.out_dir()))
-    .and_then(|p| crate::frames::check(&p, &llvm()).map(|()| p));
+    let r = make(ctx, k, true)
+        .and_then(|mut c| {
+            cmd::run(
+                c.current_dir(&ctx.root)
+                    .arg(format!("KDIR={}", k.kdir.display())),
+                "fix the compile error above; `cargo xtask setup` installs the toolchain",
+            )
+        })
+        .and_then(|()| copy_out(&ctx.root.join("rsiw.ko"), &ctx.out_dir()))
+        .and_then(|p| crate::frames::check(&p, &llvm()).map(|()| p));
     match r {
         Ok(p) => Part::Built(p),
         Err(e) => {
@@ -88,13 +119,12 @@ pub fn build_test_kmods(ctx: &Ctx, k: &Kernel) -> Result<Vec<PathBuf>> {
             }
         }
         cmd::run(
-            Command::new("make")
+            make(ctx, k, false)?
                 .arg("-C")
                 .arg(&k.kdir)
                 .arg(format!("M={}", build.display()))
-                .arg(format!("LLVM={}", llvm()))
                 .arg("modules"),
-            "a test module must build with the test kernel's compiler (LLVM=-14)",
+            "a test module must build with its kernel's compiler",
         )?;
         for f in std::fs::read_dir(&build)? {
             let f = f?.path();

@@ -64,6 +64,9 @@ const APT_PACKAGES: &[&str] = &[
     "curl",
     // `cargo xtask fuzz`: libfuzzer-sys compiles libFuzzer with `c++`.
     "g++",
+    // `--kernel debian-7.3`: the trixie root with Debian's own rustc, bindgen and gcc
+    // for its 7.3 kernel (`scripts/debian-root.sh`).
+    "mmdebstrap",
 ];
 
 /// bindgen version the kernel's Rust build is known to work with.

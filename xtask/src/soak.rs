@@ -404,7 +404,7 @@ pub fn run(ctx: &Ctx, timeout: Option<u64>) -> Result<ExitCode> {
     s.timeout = timeout.unwrap_or(minutes * 60 + 1800);
     eprintln!(
         "soak: {minutes} minutes of mixed traffic on rsiw0 ({} kernel, {accel:?}); VM timeout {} s",
-        ctx.flavour.name(),
+        ctx.kernel_tag(),
         s.timeout
     );
     let boot = suite::Boot {
@@ -452,7 +452,7 @@ pub fn run(ctx: &Ctx, timeout: Option<u64>) -> Result<ExitCode> {
     std::fs::write(dir.join("samples.csv"), csv(&samples))?;
     let title = format!(
         "rsiw soak: {minutes} min of mixed traffic, {} kernel, {} samples",
-        ctx.flavour.name(),
+        ctx.kernel_tag(),
         samples.len()
     );
     std::fs::write(dir.join("report.svg"), svg(&samples, &title))?;

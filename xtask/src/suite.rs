@@ -207,7 +207,7 @@ pub fn discover(ctx: &Ctx, filters: &[String]) -> Result<Vec<Script>> {
             continue;
         }
         match &s.flavours {
-            Some(f) if !f.iter().any(|f| f == ctx.flavour.name()) => eprintln!(
+            Some(f) if !f.iter().any(|f| f == ctx.kernel_tag()) => eprintln!(
                 "test: vm: {}: skipped, only for the {} flavour(s)",
                 s.name,
                 f.join(" ")
@@ -346,8 +346,8 @@ fn boot_once(b: &Boot, u: &Unit, echo: Echo) -> Result<Vec<Run>> {
             }),
             echo,
             extra_cmdline: match b.ctx.flavour {
-                Flavour::Debug => vm::DEBUG_CMDLINE.to_string(),
-                Flavour::Perf => String::new(),
+                Flavour::Debug if b.ctx.kernel.has_flavours() => vm::DEBUG_CMDLINE.to_string(),
+                _ => String::new(),
             },
         });
     }

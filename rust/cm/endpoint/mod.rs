@@ -386,10 +386,10 @@ impl Endpoint {
     /// Waits (process context) until [`Self::set_launched`], at most `ms`
     /// milliseconds, and not past a signal.
     fn wait_launched(&self, ms: u32) {
-        let until = kernel::time::Ktime::ktime_get().to_ms() + i64::from(ms);
+        let until = crate::ffi::deadline::now_ms() + i64::from(ms);
         let mut g = self.launched.lock();
         while !*g {
-            let left = until - kernel::time::Ktime::ktime_get().to_ms();
+            let left = until - crate::ffi::deadline::now_ms();
             let Ok(left) = u32::try_from(left) else { break };
             if left == 0 {
                 break;

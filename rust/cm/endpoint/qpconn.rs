@@ -10,10 +10,11 @@
 
 use super::{initiator::connect_status, *};
 use crate::{
+    ffi::deadline::now_ms,
     proto::qpconn::ConnData,
     qp::{Attempt, Claim, Job, Qp},
 };
-use kernel::{str::CStr, time::Ktime};
+use kernel::str::CStr;
 
 /// Wait before connecting again after the peer's listener refused or reset.
 const BACKOFF_MS: u32 = 200;
@@ -22,12 +23,8 @@ const BACKOFF_MS: u32 = 200;
 pub(crate) struct QpAttempt {
     qp: Arc<Qp>,
     job: Job,
-    /// When the attempt gives up (ktime, ms).
+    /// When the attempt gives up (`now_ms`).
     until_ms: i64,
-}
-
-fn now_ms() -> i64 {
-    Ktime::ktime_get().to_ms()
 }
 
 /// The QP's handle on its attempt (`qp::Attempt`).

@@ -14,7 +14,6 @@ use kernel::{
     ffi::{c_int, c_void},
     prelude::*,
     sync::{Arc, ArcBorrow},
-    types::ForeignOwnable,
 };
 
 fn ret(r: Result) -> c_int {
@@ -200,7 +199,7 @@ unsafe extern "C" fn rsiw_rust_iw_get_qp(
 unsafe extern "C" fn rsiw_rust_listen_ready(ctx: *const c_void) {
     // SAFETY: the socket holds the Arc while watched; the shim calls under
     // the callback lock, so the unwatch cannot free it meanwhile.
-    let l = unsafe { <Arc<cm::Listener> as ForeignOwnable>::borrow(ctx) };
+    let l = unsafe { crate::ffi::compat::borrow::<cm::Listener>(ctx) };
     Arc::from(l).ready();
 }
 
@@ -222,7 +221,7 @@ unsafe extern "C" fn rsiw_rust_stream_rx(
         return 0;
     }
     // SAFETY: as in `rsiw_rust_listen_ready`.
-    let a = unsafe { <Arc<Attached> as ForeignOwnable>::borrow(ctx) };
+    let a = unsafe { crate::ffi::compat::borrow::<Attached>(ctx) };
     // SAFETY: per the function's safety requirements, `pieces` has `n` entries.
     let raw = unsafe { core::slice::from_raw_parts(pieces, n) };
     let mut bufs: [&[u8]; RX_MAX_PIECES] = [&[]; RX_MAX_PIECES];
@@ -250,7 +249,7 @@ const RX_MAX_PIECES: usize = bindings::RSIW_RX_MAX_PIECES as usize;
 #[no_mangle]
 unsafe extern "C" fn rsiw_rust_stream_write_space(ctx: *const c_void) {
     // SAFETY: as in `rsiw_rust_listen_ready`.
-    let a = unsafe { <Arc<Attached> as ForeignOwnable>::borrow(ctx) };
+    let a = unsafe { crate::ffi::compat::borrow::<Attached>(ctx) };
     a.write_space();
 }
 
@@ -264,7 +263,7 @@ unsafe extern "C" fn rsiw_rust_stream_write_space(ctx: *const c_void) {
 #[no_mangle]
 unsafe extern "C" fn rsiw_rust_stream_rx_defer(ctx: *const c_void) -> bool {
     // SAFETY: as in `rsiw_rust_listen_ready`.
-    let a = unsafe { <Arc<Attached> as ForeignOwnable>::borrow(ctx) };
+    let a = unsafe { crate::ffi::compat::borrow::<Attached>(ctx) };
     a.rx_defer()
 }
 
@@ -276,7 +275,7 @@ unsafe extern "C" fn rsiw_rust_stream_rx_defer(ctx: *const c_void) -> bool {
 #[no_mangle]
 unsafe extern "C" fn rsiw_rust_stream_closed(ctx: *const c_void, abortive: bool) {
     // SAFETY: as in `rsiw_rust_listen_ready`.
-    let a = unsafe { <Arc<Attached> as ForeignOwnable>::borrow(ctx) };
+    let a = unsafe { crate::ffi::compat::borrow::<Attached>(ctx) };
     a.closed(abortive);
 }
 
@@ -290,7 +289,7 @@ unsafe extern "C" fn rsiw_rust_stream_closed(ctx: *const c_void, abortive: bool)
 #[no_mangle]
 unsafe extern "C" fn rsiw_rust_handshake_event(ctx: *const c_void) {
     // SAFETY: as in `rsiw_rust_listen_ready`.
-    let ep = unsafe { <Arc<cm::Endpoint> as ForeignOwnable>::borrow(ctx) };
+    let ep = unsafe { crate::ffi::compat::borrow::<cm::Endpoint>(ctx) };
     Arc::from(ep).handshake_event();
 }
 

@@ -16,8 +16,7 @@ use kernel::{
     ffi::{c_char, c_int, c_ulong, c_void},
     prelude::*,
     str::CStr,
-    sync::{Arc, ArcBorrow},
-    types::ForeignOwnable,
+    sync::ArcBorrow,
 };
 
 /// Maps a driver result to the C convention.
@@ -37,7 +36,7 @@ pub(super) fn ret(r: Result) -> c_int {
 /// between `rsiw_shim_init` and the end of `Registration::drop`).
 unsafe fn registry<'a>(ctx: *const c_void) -> ArcBorrow<'a, Registry<Device>> {
     // SAFETY: per the function's safety requirements.
-    unsafe { <Arc<Registry<Device>> as ForeignOwnable>::borrow(ctx) }
+    unsafe { crate::ffi::compat::borrow::<Registry<Device>>(ctx) }
 }
 
 /// The device a verb was called on, and its state.
@@ -111,7 +110,7 @@ unsafe extern "C" fn rsiw_rust_dealloc_driver(ctx: *const c_void, ibdev: *mut bi
     if !priv_.is_null() {
         // SAFETY: `priv` came from `Arc::into_foreign`, and no borrow of it
         // outlives a device op.
-        let dev = unsafe { Arc::<Device>::from_foreign(priv_) };
+        let dev = unsafe { crate::ffi::compat::from_foreign::<Device>(priv_) };
         verbs::dealloc_driver(&dev);
         drop(dev);
     }
@@ -200,8 +199,11 @@ unsafe extern "C" fn rsiw_rust_query_gid(
         let (_, data) = unsafe { device(ibdev) }?;
         let raw = verbs::query_gid(&data, port, index)?;
         // SAFETY: the core passes a writable `union ib_gid`, whose `raw`
-        // member covers all of it.
-        unsafe { *(*gid).raw.as_mut() = raw };
+        // member covers all of it. (6.12's union field write is unsafe itself.)
+        #[allow(unused_unsafe)]
+        unsafe {
+            crate::ffi::compat::union_set!((*gid).raw, raw)
+        };
         Ok(())
     })())
 }
