@@ -78,7 +78,8 @@ impl DeviceAttr {
         out.max_sge_rd = super::compat::attr_count(self.max_sge_rd);
         out.max_qp_rd_atom = super::compat::attr_count(self.max_qp_rd_atom);
         out.max_qp_init_rd_atom = super::compat::attr_count(self.max_qp_init_rd_atom);
-        out.max_res_rd_atom = super::compat::attr_count(self.max_qp_rd_atom.saturating_mul(self.max_qp));
+        out.max_res_rd_atom =
+            super::compat::attr_count(self.max_qp_rd_atom.saturating_mul(self.max_qp));
         out.max_srq = super::compat::attr_count(self.max_srq);
         out.max_srq_wr = super::compat::attr_count(self.max_srq_wr);
         out.max_srq_sge = super::compat::attr_count(self.max_srq_sge);

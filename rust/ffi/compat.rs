@@ -12,12 +12,12 @@ use kernel::{
     types::ForeignOwnable,
 };
 
+#[cfg(rsiw_k7)]
+pub(crate) use kernel::transmute::{AsBytes, FromBytes};
 /// Types that may be read from / written as raw bytes (6.12: `kernel::types`;
 /// 7.x: `kernel::transmute`).
 #[cfg(not(rsiw_k7))]
 pub(crate) use kernel::types::{AsBytes, FromBytes};
-#[cfg(rsiw_k7)]
-pub(crate) use kernel::transmute::{AsBytes, FromBytes};
 
 /// `Arc::into_foreign` (6.12 gives a `*const` pointer, 7.x a `*mut` one): hands
 /// one reference to C as an opaque pointer.

@@ -3,6 +3,7 @@
 //! `rdma_user_mmap_entry`, and the only accesses the kernel makes to them
 //! (atomic header words, whole-element copies in and out).
 
+use super::compat::{AsBytes, FromBytes};
 use super::{bindings, udata::Udata};
 use crate::abi::{
     cmd,
@@ -14,7 +15,6 @@ use core::mem::{offset_of, size_of};
 use core::ptr::NonNull;
 use core::sync::atomic::AtomicU32;
 use kernel::{prelude::*, sync::Arc};
-use super::compat::{AsBytes, FromBytes};
 
 // SAFETY: `#[repr(C)]` integers and byte arrays only, no padding (size asserted
 // in the ABI crate's tests); every bit pattern is valid.

@@ -220,7 +220,11 @@ impl<'a, M: 'static> SendWr<'a, M> {
             b::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM => {
                 let (a, k) = rdma();
                 // SAFETY: plain data union member; network order in the WR.
-                SendWrOp::WriteImm(a, k, u32::from_be(unsafe { super::compat::union_get!(wr.ex.imm_data) }))
+                SendWrOp::WriteImm(
+                    a,
+                    k,
+                    u32::from_be(unsafe { super::compat::union_get!(wr.ex.imm_data) }),
+                )
             }
             b::ib_wr_opcode_IB_WR_RDMA_READ => {
                 let (a, k) = rdma();

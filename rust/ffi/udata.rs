@@ -3,9 +3,9 @@
 //! are the `#[repr(C)]` structures of the user ABI crate.
 
 use super::bindings;
+use super::compat::AsBytes;
 use crate::abi;
 use core::{marker::PhantomData, ptr::NonNull};
-use super::compat::AsBytes;
 use kernel::{error::to_result, prelude::*};
 
 // SAFETY: `#[repr(C)]`, two `u32` fields, no padding, every bit pattern valid.
