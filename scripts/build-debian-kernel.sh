@@ -57,14 +57,14 @@ trap 'echo "build-debian-kernel: failed; last lines of $log:" >&4; tail -n 30 "$
             { echo "build-debian-kernel: olddefconfig changed Debian's .config (another rustc or bindgen?)"; 
               diff "$root$hdr/.config" "$src/.config" | head -20; exit 3; }
         in_root make -C "$src" CC="$cc" -j"$(nproc)" prepare
-        # The headers' own identity and symbol list: the module's vermagic and
-        # modpost's checks are then Debian's.
-        cp "$root$hdr/Module.symvers" "$src/Module.symvers"
-        cp "$root$hdr/include/generated/utsrelease.h" "$src/include/generated/utsrelease.h"
-        cp "$root$hdr/include/config/kernel.release" "$src/include/config/kernel.release"
         in_root make -C "$src" CC="$cc" -j"$(nproc)" modules_prepare
         touch "$src/.rsiw-prepared"
     fi
+    # The headers' own identity and symbol list (after modules_prepare, which
+    # writes its own): the module's vermagic and modpost's checks are Debian's.
+    for f in Module.symvers include/generated/utsrelease.h include/config/kernel.release; do
+        cmp -s "$root$hdr/$f" "$src/$f" || cp "$root$hdr/$f" "$src/$f"
+    done
     # Every Rust symbol vmlinux exports must be defined by the rebuilt objects:
     # then their crate hashes are Debian's.
     need=$(awk '$2 ~ /^_R/ && $3 == "vmlinux" {print $2}' "$src/Module.symvers" | sort -u)
@@ -118,4 +118,7 @@ trap 'echo "build-debian-kernel: failed; last lines of $log:" >&4; tail -n 30 "$
     fi
 }
 touch "$dir/.complete"
+for old in "$cache"/kernel/debian-"$kver"-*; do
+    [ "$old" = "$dir" ] || rm -rf "$old"
+done
 echo "$dir" >&3

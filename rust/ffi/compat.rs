@@ -69,45 +69,6 @@ pub(crate) fn attr_count<T: TryFrom<i32> + Default>(v: u32) -> T {
     T::try_from(i32::try_from(v).unwrap_or(i32::MAX)).unwrap_or_default()
 }
 
-/// Writes `$v` to the field `$place` of a bindgen union (6.12's bindgen gives
-/// `__BindgenUnionField`s, 7.x's Rust unions).
-/// Safe where `$place` names a field without dereferencing a raw pointer.
-macro_rules! union_set {
-    ($place:expr, $v:expr) => {{
-        #[cfg(rsiw_k7)]
-        {
-            $place = $v;
-        }
-        #[cfg(not(rsiw_k7))]
-        #[allow(unused_unsafe)]
-        // SAFETY: the field is a plain integer or integer array, every bit
-        // pattern valid; writing it makes it the union's active field.
-        unsafe {
-            *$place.as_mut() = $v;
-        }
-    }};
-}
-pub(crate) use union_set;
-
-/// Reads the field `$place` of a bindgen union (see [`union_set`]).
-///
-/// # Safety
-///
-/// Used inside an `unsafe` block whose caller knows the field is initialised.
-macro_rules! union_get {
-    ($place:expr) => {{
-        #[cfg(rsiw_k7)]
-        {
-            $place
-        }
-        #[cfg(not(rsiw_k7))]
-        {
-            *$place.as_ref()
-        }
-    }};
-}
-pub(crate) use union_get;
-
 // SAFETY: pin-init's contract for `PinnedDrop`: `drop` is called once, by the
 // generated `Drop`, on a pinned `Stream`; it moves nothing out of it.
 #[pinned_drop]

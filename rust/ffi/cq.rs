@@ -71,7 +71,8 @@ pub(crate) struct WcFields {
 pub(crate) fn fill_wc(wc: &mut bindings::ib_wc, cqe: &WcFields) {
     // SAFETY: all-zero is a valid `ib_wc` (integers, raw pointers, unions).
     *wc = unsafe { core::mem::zeroed() };
-    super::compat::union_set!(wc.__bindgen_anon_1.wr_id, cqe.wr_id);
+    // SAFETY: writing a union member of plain data.
+    unsafe { *wc.__bindgen_anon_1.wr_id.as_mut() = cqe.wr_id };
     wc.status = cqe.status;
     wc.opcode = cqe.opcode;
     wc.byte_len = cqe.byte_len;
@@ -79,11 +80,13 @@ pub(crate) fn fill_wc(wc: &mut bindings::ib_wc, cqe: &WcFields) {
     wc.src_qp = cqe.qp_num;
     wc.wc_flags = cqe.flags as i32;
     if cqe.flags & bindings::ib_wc_flags_IB_WC_WITH_INVALIDATE != 0 {
-        super::compat::union_set!(wc.ex.invalidate_rkey, cqe.ex as u32);
+        // SAFETY: writing a union member of plain data.
+        unsafe { *wc.ex.invalidate_rkey.as_mut() = cqe.ex as u32 };
     } else {
         // Verbs immediate data is 32 bits in network order: the low half of
         // the 64-bit RFC 7306 field (first four bytes zero).
-        super::compat::union_set!(wc.ex.imm_data, (cqe.ex as u32).to_be());
+        // SAFETY: writing a union member of plain data.
+        unsafe { *wc.ex.imm_data.as_mut() = (cqe.ex as u32).to_be() };
     }
     wc.port_num = 1;
 }

@@ -166,7 +166,7 @@ impl<'a, M: 'static> SendWr<'a, M> {
     pub(crate) fn wr_id(&self) -> u64 {
         // SAFETY: reading the union as `wr_id` (a `wr_cqe` pointer is
         // returned to the consumer unchanged in the same bits).
-        unsafe { super::compat::union_get!(self.wr.__bindgen_anon_1.wr_id) }
+        unsafe { *self.wr.__bindgen_anon_1.wr_id.as_ref() }
     }
 
     fn flag(&self, f: b::ib_send_flags) -> bool {
@@ -209,7 +209,7 @@ impl<'a, M: 'static> SendWr<'a, M> {
             (r.remote_addr, r.rkey)
         };
         // SAFETY: plain 32-bit data union member.
-        let inv = || unsafe { super::compat::union_get!(wr.ex.invalidate_rkey) };
+        let inv = || unsafe { *wr.ex.invalidate_rkey.as_ref() };
         Ok(match wr.opcode {
             b::ib_wr_opcode_IB_WR_SEND => SendWrOp::Send,
             b::ib_wr_opcode_IB_WR_SEND_WITH_INV => SendWrOp::SendInv(inv()),
@@ -220,11 +220,7 @@ impl<'a, M: 'static> SendWr<'a, M> {
             b::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM => {
                 let (a, k) = rdma();
                 // SAFETY: plain data union member; network order in the WR.
-                SendWrOp::WriteImm(
-                    a,
-                    k,
-                    u32::from_be(unsafe { super::compat::union_get!(wr.ex.imm_data) }),
-                )
+                SendWrOp::WriteImm(a, k, u32::from_be(unsafe { *wr.ex.imm_data.as_ref() }))
             }
             b::ib_wr_opcode_IB_WR_RDMA_READ => {
                 let (a, k) = rdma();
@@ -294,7 +290,7 @@ impl<'a> RecvWr<'a> {
     /// The consumer's work request id.
     pub(crate) fn wr_id(&self) -> u64 {
         // SAFETY: reading the union as `wr_id` (see `SendWr::wr_id`).
-        unsafe { super::compat::union_get!(self.wr.__bindgen_anon_1.wr_id) }
+        unsafe { *self.wr.__bindgen_anon_1.wr_id.as_ref() }
     }
 
     /// The SGE list, `EINVAL` if it is longer than `max`.

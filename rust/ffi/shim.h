@@ -15,6 +15,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/iw_cm.h>
 #include <rdma/rdma_netlink.h>
+#include "shim_compat.h"
 #include "shim_obj.h"
 #include "shim_cm.h"
 #include "shim_uq.h"

@@ -193,7 +193,7 @@ int rsiw_shim_sock_listen(struct iw_cm_id *id, int backlog,
 		if (rv)
 			goto err;
 	}
-	rv = kernel_bind(s, (struct sockaddr *)laddr, len);
+	rv = kernel_bind(s, (rsiw_sockaddr *)laddr, len);
 	if (rv)
 		goto err;
 	rv = kernel_listen(s, backlog);
@@ -245,12 +245,12 @@ int rsiw_shim_sock_connect_start(struct iw_cm_id *id, struct socket **out)
 	rv = rsiw_sock_new(raddr, &s);
 	if (rv)
 		return rv;
-	rv = kernel_bind(s, (struct sockaddr *)laddr, len);
+	rv = kernel_bind(s, (rsiw_sockaddr *)laddr, len);
 	if (rv)
 		goto err;
 	tcp_sock_set_nodelay(s->sk);
 	/* Never waits: the handshake watch reports the outcome. */
-	rv = kernel_connect(s, (struct sockaddr *)raddr, len, O_NONBLOCK);
+	rv = kernel_connect(s, (rsiw_sockaddr *)raddr, len, O_NONBLOCK);
 	if (rv && rv != -EINPROGRESS)
 		goto err;
 	*out = s;
@@ -342,7 +342,7 @@ int rsiw_shim_sock_listen_dev(struct net_device *ndev, u16 port,
 			return rv;
 	}
 	s->sk->sk_bound_dev_if = ndev->ifindex;
-	rv = kernel_bind(s, (struct sockaddr *)&ss, len);
+	rv = kernel_bind(s, (rsiw_sockaddr *)&ss, len);
 	if (rv)
 		goto err;
 	rv = kernel_listen(s, 128);
@@ -372,11 +372,11 @@ int rsiw_shim_sock_connect_addr(const struct rsiw_inaddr *local,
 	rv = rsiw_sock_new(&r, &s);
 	if (rv)
 		return rv;
-	rv = kernel_bind(s, (struct sockaddr *)&l, llen);
+	rv = kernel_bind(s, (rsiw_sockaddr *)&l, llen);
 	if (rv)
 		goto err;
 	tcp_sock_set_nodelay(s->sk);
-	rv = kernel_connect(s, (struct sockaddr *)&r, rlen, O_NONBLOCK);
+	rv = kernel_connect(s, (rsiw_sockaddr *)&r, rlen, O_NONBLOCK);
 	if (rv && rv != -EINPROGRESS)
 		goto err;
 	*out = s;
@@ -757,7 +757,7 @@ static DEFINE_SPINLOCK(rsiw_deadlines_lock);
 
 static void rsiw_deadline_fire(struct timer_list *t)
 {
-	struct rsiw_deadline *d = from_timer(d, t, timer);
+	struct rsiw_deadline *d = timer_container_of(d, t, timer);
 
 	rsiw_rust_deadline_fired(d->kind, d->ctx);
 }

@@ -19,6 +19,20 @@ static int rsiw_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
 	return rsiw_rust_create_cq(cq, attr, rsiw_shim_attrs_udata(attrs));
 }
 
+#ifdef RSIW_K7
+/* 7.x passes a DMA handle (TPH steering hints): rsiw has none to honour. */
+static struct ib_mr *rsiw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
+				      u64 virt, int access, struct ib_dmah *dmah,
+				      struct ib_udata *udata)
+{
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	return rsiw_rust_reg_user_mr(pd, start, len, virt, access, udata);
+}
+#else
+#define rsiw_reg_user_mr rsiw_rust_reg_user_mr
+#endif
+
 const struct ib_device_ops rsiw_obj_ops = {
 	.alloc_mr = rsiw_rust_alloc_mr,
 	.alloc_mw = rsiw_rust_alloc_mw,
@@ -40,7 +54,7 @@ const struct ib_device_ops rsiw_obj_ops = {
 	.post_srq_recv = rsiw_rust_post_srq_recv,
 	.query_qp = rsiw_rust_query_qp,
 	.query_srq = rsiw_rust_query_srq,
-	.reg_user_mr = rsiw_rust_reg_user_mr,
+	.reg_user_mr = rsiw_reg_user_mr,
 	.req_notify_cq = rsiw_rust_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, rsiw_cq, base),
@@ -141,7 +155,7 @@ struct rsiw_umem *rsiw_shim_umem_get(struct ib_device *ibdev, u64 start,
 		*err = -ENOMEM;
 		return NULL;
 	}
-	u->umem = ib_umem_get(ibdev, start, len, access);
+	u->umem = rsiw_ib_umem_get(ibdev, start, len, access);
 	if (IS_ERR(u->umem)) {
 		*err = PTR_ERR(u->umem);
 		kfree(u);

@@ -171,6 +171,7 @@ impl Socket {
     /// rate-limited per `class` (below [`WARN_CLASSES`]; 10 lines per 5 s
     /// each), as a peer can cause them at will.
     pub(crate) fn warn(&self, class: u32, msg: &kernel::str::CStr) {
+        let class = class.min(WARN_CLASSES - 1);
         // SAFETY: `self` is live; `msg` is NUL-terminated.
         unsafe { bindings::rsiw_shim_sock_warn(self.ptr.as_ptr(), class, msg.as_char_ptr()) }
     }

@@ -6,7 +6,6 @@ use crate::cmd;
 use crate::ctx::{Ctx, KernelLine};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// A finished kernel build in the cache.
 pub struct Kernel {
@@ -24,12 +23,23 @@ pub struct Kernel {
 
 /// Build the kernel for `ctx` unless the cache already holds it (then this is instant).
 pub fn ensure(ctx: &Ctx) -> Result<Kernel> {
+    ensure_idle(ctx, false)
+}
+
+/// [`ensure`], with `idle`: the build runs under `SCHED_IDLE` (beside a VM suite),
+/// holding the kernel cache's lock of `ctx`'s kernel.
+pub fn ensure_idle(ctx: &Ctx, idle: bool) -> Result<Kernel> {
+    let _building = if idle {
+        Some(crate::lock::kernel(ctx)?)
+    } else {
+        None
+    };
     let (script, args): (&str, &[&str]) = match ctx.kernel {
         KernelLine::L6_12 => ("scripts/build-kernel.sh", &[ctx.flavour.name()]),
         KernelLine::Debian7_3 => ("scripts/build-debian-kernel.sh", &[]),
     };
     let out = cmd::stdout(
-        Command::new("bash")
+        cmd::maybe_idle("bash", idle)
             .arg(ctx.root.join(script))
             .args(args)
             .env("RSIW_CACHE", &ctx.cache),

@@ -9,11 +9,7 @@ use crate::hosttests::Tally;
 use crate::kernel::Kernel;
 use crate::module::llvm;
 use anyhow::{Context, Result};
-use std::path::Path;
 use std::process::Stdio;
-
-/// What is copied: the Kbuild files, the build script and the module's sources.
-const SOURCES: [&str; 4] = ["Kbuild", "Makefile", "scripts", "rust"];
 
 /// Build the module with clippy and count each warning as a failure. `background`:
 /// the build runs under `SCHED_IDLE` (`chrt --idle 0`), so that it takes only CPU time
@@ -38,9 +34,7 @@ fn build(ctx: &Ctx, k: &Kernel, background: bool) -> Result<Vec<String>> {
         std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    for s in SOURCES {
-        copy_tree(&ctx.root.join(s), &dir.join(s))?;
-    }
+    crate::module::copy_sources(&ctx.root, &dir)?;
     // Generated bindings are not sources: never copy a stale one.
     let _ = std::fs::remove_file(dir.join("rust/ffi/bindings_generated.rs"));
     let mut cmd = crate::cmd::maybe_idle("make", background);
@@ -91,25 +85,6 @@ fn warnings(text: &str) -> Vec<String> {
         });
     }
     out
-}
-
-fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
-    if src.is_dir() {
-        std::fs::create_dir_all(dst).with_context(|| format!("creating {}", dst.display()))?;
-        for e in std::fs::read_dir(src).with_context(|| format!("reading {}", src.display()))? {
-            let e = e?;
-            copy_tree(&e.path(), &dst.join(e.file_name()))?;
-        }
-    } else if src
-        .extension()
-        .is_some_and(|x| x == "rs" || x == "c" || x == "h" || x == "sh" || x == "toml")
-        || src
-            .file_name()
-            .is_some_and(|n| n == "Kbuild" || n == "Makefile")
-    {
-        std::fs::copy(src, dst).with_context(|| format!("copying {}", src.display()))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

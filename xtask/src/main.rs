@@ -74,6 +74,8 @@ environment: RSIW_CACHE (cache dir), RSIW_ACCEL=tcg|kvm (skip the KVM probe), RS
 struct Args {
     command: String,
     kernel: KernelLine,
+    /// `--kernel` was on the command line (`test` then runs that kernel alone).
+    kernel_given: bool,
     flavour: Flavour,
     /// `--flavour` was on the command line (`bench` defaults to perf otherwise).
     flavour_given: bool,
@@ -96,6 +98,7 @@ fn parse_args() -> Result<Args> {
     let mut a = Args {
         command,
         kernel: KernelLine::L6_12,
+        kernel_given: false,
         flavour: Flavour::Debug,
         flavour_given: false,
         script: None,
@@ -114,7 +117,10 @@ fn parse_args() -> Result<Args> {
                 .with_context(|| format!("{name} needs a value\n{USAGE}"))
         };
         match arg.as_str() {
-            "--kernel" => a.kernel = KernelLine::parse(&value("--kernel")?)?,
+            "--kernel" => {
+                a.kernel = KernelLine::parse(&value("--kernel")?)?;
+                a.kernel_given = true;
+            }
             "--flavour" => {
                 a.flavour = Flavour::parse(&value("--flavour")?)?;
                 a.flavour_given = true;
@@ -279,16 +285,50 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     // first VM, and take the CPU time the kernel build's serial steps and the two-VM
     // scripts leave.
     let background = !a.vm_only && !a.host_only;
+    // Without --kernel, the scripts marked `# rsiw-kernels: K` run on K as well, after
+    // the default kernel's suite; K's kernel is made ready beside that suite, at idle
+    // priority.
+    let others: Vec<Ctx> = if a.kernel_given || a.host_only {
+        Vec::new()
+    } else {
+        [KernelLine::Debian7_3]
+            .into_iter()
+            .map(|k| Ctx::new(k, ctx.flavour))
+            .collect()
+    };
     std::thread::scope(|sc| {
         let host = (!a.vm_only).then(|| sc.spawn(|| host_half(ctx, background)));
+        let ready: Vec<_> = others
+            .iter()
+            .map(|o| sc.spawn(move || kernel::ensure_idle(o, true)))
+            .collect();
         if !a.host_only {
-            match artifacts::build(ctx).and_then(|art| vm_suite(ctx, a, &art)) {
+            match artifacts::build(ctx).and_then(|art| vm_suite(ctx, a, &art, None)) {
                 Ok((p, f, s)) => {
                     passed += p;
                     failed.extend(f);
                     skipped.extend(s);
                 }
                 Err(e) => failed.push(format!("vm suite: could not run: {e:#}")),
+            }
+        }
+        for (o, r) in others.iter().zip(ready) {
+            let r = r
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the kernel build's thread panicked")));
+            match r
+                .and_then(|_| artifacts::build(o))
+                .and_then(|art| vm_suite(o, a, &art, Some(o.kernel)))
+            {
+                Ok((p, f, s)) => {
+                    passed += p;
+                    failed.extend(f);
+                    skipped.extend(s);
+                }
+                Err(e) => failed.push(format!(
+                    "vm suite on {}: could not run: {e:#}",
+                    o.kernel.name()
+                )),
             }
         }
         if let Some(h) = host {
@@ -385,6 +425,7 @@ fn soak_scripts(ctx: &Ctx, a: &Args, rest: Vec<String>) -> Result<ExitCode> {
     let a = Args {
         command: "test".into(),
         kernel: a.kernel,
+        kernel_given: a.kernel_given,
         flavour: a.flavour,
         flavour_given: a.flavour_given,
         script: None,
@@ -423,8 +464,18 @@ fn nfs_soak(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     soak_scripts(ctx, a, rest)
 }
 
-fn vm_suite(ctx: &Ctx, a: &Args, art: &artifacts::Artifacts) -> Result<SuiteCounts> {
+/// The VM suite on `ctx`'s kernel; with `marked`, only the scripts whose
+/// `# rsiw-kernels:` name that kernel.
+fn vm_suite(
+    ctx: &Ctx,
+    a: &Args,
+    art: &artifacts::Artifacts,
+    marked: Option<KernelLine>,
+) -> Result<SuiteCounts> {
     let mut scripts = suite::discover(ctx, &a.rest)?;
+    if let Some(k) = marked {
+        scripts.retain(|s| s.kernels.iter().any(|n| n == k.name()));
+    }
     if a.soak {
         for s in &mut scripts {
             s.timeout = s.soak_timeout.unwrap_or(s.timeout);

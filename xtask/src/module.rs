@@ -70,18 +70,30 @@ pub fn build_rsiw(ctx: &Ctx, k: &Kernel) -> Part {
         eprintln!("build: {why}");
         return Part::Absent(why);
     }
-    // The root build is shared by the flavours; Kbuild notices a new KDIR itself
+    // The root build is shared by 6.12's flavours; Kbuild notices a new KDIR itself
     // (every command line names the tree, and the bindings rule uses if_changed).
-    let r = make(ctx, k, true)
-        .and_then(|mut c| {
-            cmd::run(
-                c.current_dir(&ctx.root)
-                    .arg(format!("KDIR={}", k.kdir.display())),
-                "fix the compile error above; `cargo xtask setup` installs the toolchain",
-            )
-        })
-        .and_then(|()| copy_out(&ctx.root.join("rsiw.ko"), &ctx.out_dir()))
-        .and_then(|p| crate::frames::check(&p, &llvm()).map(|()| p));
+    // Another kernel's build is made in a copy of the sources (`<out>/module`), so
+    // that one checkout builds for both without each undoing the other's objects.
+    let dir = if k.line.in_debian_root() {
+        ctx.out_dir().join("module")
+    } else {
+        ctx.root.clone()
+    };
+    let r = (if dir != ctx.root {
+        copy_sources(&ctx.root, &dir)
+    } else {
+        Ok(())
+    })
+    .and_then(|()| make(ctx, k, true))
+    .and_then(|mut c| {
+        cmd::run(
+            c.current_dir(&dir)
+                .arg(format!("KDIR={}", k.kdir.display())),
+            "fix the compile error above; `cargo xtask setup` installs the toolchain",
+        )
+    })
+    .and_then(|()| copy_out(&dir.join("rsiw.ko"), &ctx.out_dir()))
+    .and_then(|p| crate::frames::check(&p, &llvm()).map(|()| p));
     match r {
         Ok(p) => Part::Built(p),
         Err(e) => {
@@ -134,6 +146,50 @@ pub fn build_test_kmods(ctx: &Ctx, k: &Kernel) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(out)
+}
+
+/// What a build of the module needs: the Kbuild files, the build scripts and the
+/// module's sources.
+const SOURCES: [&str; 4] = ["Kbuild", "Makefile", "scripts", "rust"];
+
+/// Copies the module's sources from `root` to `dst`, each file only when it changed
+/// (make's timestamps keep a build there incremental).
+pub fn copy_sources(root: &Path, dst: &Path) -> Result<()> {
+    for s in SOURCES {
+        copy_tree(&root.join(s), &dst.join(s))?;
+    }
+    Ok(())
+}
+
+fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
+    if src.is_dir() {
+        if src.file_name().is_some_and(|n| n == "target") {
+            return Ok(());
+        }
+        std::fs::create_dir_all(dst).with_context(|| format!("creating {}", dst.display()))?;
+        for e in std::fs::read_dir(src).with_context(|| format!("reading {}", src.display()))? {
+            let e = e?;
+            copy_tree(&e.path(), &dst.join(e.file_name()))?;
+        }
+    } else if src
+        .extension()
+        .is_some_and(|x| x == "rs" || x == "c" || x == "h" || x == "sh" || x == "toml")
+        || src
+            .file_name()
+            .is_some_and(|n| n == "Kbuild" || n == "Makefile")
+    {
+        // Generated bindings are not sources: never copy a stale one.
+        if src
+            .file_name()
+            .is_some_and(|n| n == "bindings_generated.rs")
+        {
+            return Ok(());
+        }
+        if std::fs::read(src).ok() != std::fs::read(dst).ok() {
+            std::fs::copy(src, dst).with_context(|| format!("copying {}", src.display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn copy_out(file: &Path, dir: &Path) -> Result<PathBuf> {

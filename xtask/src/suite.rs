@@ -30,6 +30,9 @@ pub struct Script {
     pub soak_timeout: Option<u64>,
     /// `# rsiw-flavours: debug …`: the kernel flavours the script applies to (all if unset).
     pub flavours: Option<Vec<String>>,
+    /// `# rsiw-kernels: debian-7.3 …`: the kernels other than the default on which a
+    /// plain `cargo xtask test` runs the script too (`--kernel K` runs every script).
+    pub kernels: Vec<String>,
     /// `# rsiw-requires: datapath …`: what the device under test must offer, exported to
     /// the VM as `RSIW_REQUIRES`; `dev_up` (qemu/lib.sh) checks it and reports the
     /// script's cases as skipped, with the reason, when it is missing.
@@ -61,6 +64,7 @@ impl Script {
             timeout: DEFAULT_TIMEOUT,
             soak_timeout: None,
             flavours: None,
+            kernels: Vec::new(),
             requires: Vec::new(),
             image: Vec::new(),
             group: None,
@@ -81,6 +85,7 @@ impl Script {
                 }
                 "rsiw-expect-splat" => s.expect_splat = Some(v.to_string()),
                 "rsiw-requires" => s.requires.extend(v.split_whitespace().map(String::from)),
+                "rsiw-kernels" => s.kernels.extend(v.split_whitespace().map(String::from)),
                 "rsiw-image" => s.image.extend(v.split_whitespace().map(String::from)),
                 "rsiw-group" => s.group = Some(v.to_string()),
                 "rsiw-flavours" => {
@@ -592,6 +597,7 @@ mod tests {
             timeout: 1,
             soak_timeout: None,
             flavours: None,
+            kernels: Vec::new(),
             requires: Vec::new(),
             image: Vec::new(),
             group: None,

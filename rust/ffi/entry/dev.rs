@@ -199,11 +199,8 @@ unsafe extern "C" fn rsiw_rust_query_gid(
         let (_, data) = unsafe { device(ibdev) }?;
         let raw = verbs::query_gid(&data, port, index)?;
         // SAFETY: the core passes a writable `union ib_gid`, whose `raw`
-        // member covers all of it. (6.12's union field write is unsafe itself.)
-        #[allow(unused_unsafe)]
-        unsafe {
-            crate::ffi::compat::union_set!((*gid).raw, raw)
-        };
+        // member covers all of it.
+        unsafe { *(*gid).raw.as_mut() = raw };
         Ok(())
     })())
 }
