@@ -155,6 +155,7 @@ const SOURCES: [&str; 4] = ["Kbuild", "Makefile", "scripts", "rust"];
 /// Copies the module's sources from `root` to `dst`, each file only when it changed
 /// (make's timestamps keep a build there incremental).
 pub fn copy_sources(root: &Path, dst: &Path) -> Result<()> {
+    std::fs::create_dir_all(dst).with_context(|| format!("creating {}", dst.display()))?;
     for s in SOURCES {
         copy_tree(&root.join(s), &dst.join(s))?;
     }

@@ -8,6 +8,7 @@
  */
 #include <linux/module.h>
 #include <linux/hrtimer.h>
+#include <linux/version.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
@@ -256,8 +257,12 @@ static void run(struct ib_device *ibdev)
 	ib_req_notify_cq(cq, IB_CQ_SOLICITED);
 	atomic_set(&comp_events, 0);
 	timer_qp = qp;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
+	hrtimer_setup(&timer, timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+#else
 	hrtimer_init(&timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	timer.function = timer_fn;
+#endif
 	hrtimer_start(&timer, ns_to_ktime(1000000), HRTIMER_MODE_REL_HARD);
 	msleep(50);
 	hrtimer_cancel(&timer);
@@ -390,10 +395,37 @@ out:
 	ib_dealloc_pd(pd);
 }
 
+/*
+ * The device named by `dev`, held: an ib_client's add() sees every registered
+ * device when the client registers (ib_device_get_by_name() is gone in 7.x).
+ */
+static struct ib_device *found;
+
+static int find_add(struct ib_device *ibdev)
+{
+	if (!found && !strcmp(dev_name(&ibdev->dev), dev) && ib_device_try_get(ibdev))
+		found = ibdev;
+	return 0;
+}
+
+static void find_remove(struct ib_device *ibdev, void *data)
+{
+}
+
+static struct ib_client find_client = {
+	.name = "rsiw_objs_test",
+	.add = find_add,
+	.remove = find_remove,
+};
+
 static int __init objs_init(void)
 {
-	struct ib_device *ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
+	struct ib_device *ibdev = NULL;
 
+	if (!ib_register_client(&find_client)) {
+		ibdev = found;
+		ib_unregister_client(&find_client);
+	}
 	if (!ibdev) {
 		pr_info("RSIW-OBJS FAIL device: %s not found\n", dev);
 		failed++;
