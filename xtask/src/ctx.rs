@@ -117,9 +117,14 @@ impl Ctx {
         }
     }
 
-    /// `target/vm/<name>/`: the logs of one VM run.
+    /// `target/vm/<name>/` (6.12) or `target/vm/<kernel>/runs/<name>/`: the logs of
+    /// one VM run.
     pub fn run_dir(&self, name: &str) -> PathBuf {
-        self.root.join("target/vm").join(name)
+        if self.kernel == KernelLine::L6_12 {
+            self.root.join("target/vm").join(name)
+        } else {
+            self.out_dir().join("runs").join(name)
+        }
     }
 }
 
