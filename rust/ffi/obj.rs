@@ -32,7 +32,10 @@ pub(crate) fn store<T: 'static>(slot: &mut *const c_void, obj: Arc<T>) {
 /// The slot must be null or filled by [`store`] for a `T`, with no borrow
 /// from [`borrow`] alive.
 pub(crate) unsafe fn take<T: 'static>(slot: &mut *const c_void) -> Option<Arc<T>> {
-    let p = core::mem::replace(slot, core::ptr::null());
+    // Not `mem::take`: raw pointers implement `Default` only from Rust 1.88 on
+    // (7.x kernels are built with older compilers, Debian's 7.3 with 1.85).
+    let p = *slot;
+    *slot = core::ptr::null();
     // SAFETY: per the requirements, converted back once.
     (!p.is_null()).then(|| unsafe { crate::ffi::compat::from_foreign::<T>(p) })
 }
