@@ -75,14 +75,14 @@ impl Attached {
 }
 
 /// A connected kernel TCP socket after the MPA exchange.
-#[pin_data(PinnedDrop)]
 pub(crate) struct Stream {
     sock: Socket,
     owner: Arc<dyn StreamOwner>,
     /// The installed callbacks, if a consumer is attached. Process context
-    /// only (attach, detach); never taken by a socket callback.
-    #[pin]
-    watch: Mutex<Option<Watch<Attached>>>,
+    /// only (attach, detach); never taken by a socket callback. Boxed, so that
+    /// the stream itself is not pinned and a plain `Drop` detaches (a pinned
+    /// drop is an unsafe trait impl, which this module does not write).
+    watch: Pin<KBox<Mutex<Option<Watch<Attached>>>>>,
 }
 
 #[allow(dead_code)] // attach, send and mss are the engine's
@@ -91,14 +91,8 @@ impl Stream {
     pub(crate) fn new(sock: Socket, owner: Arc<dyn StreamOwner>) -> Result<Arc<Self>> {
         // No timeouts: FPDU sends are non-blocking.
         sock.set_timeout(0);
-        Arc::pin_init(
-            pin_init!(Self {
-                sock,
-                owner,
-                watch <- new_mutex!(None, "rsiw_stream_watch"),
-            }),
-            GFP_KERNEL,
-        )
+        let watch = KBox::pin_init(new_mutex!(None, "rsiw_stream_watch"), GFP_KERNEL)?;
+        Ok(Arc::new(Self { sock, owner, watch }, GFP_KERNEL)?)
     }
 
     /// Routes received bytes, write space and closes to `conn`, then hands it
@@ -179,6 +173,10 @@ impl Stream {
     }
 }
 
-// `impl PinnedDrop for Stream` is in `ffi::compat` (pin-init's `PinnedDrop` is an
-// unsafe trait, and on 7.x its `#[pinned_drop]` expansion is charged to the
-// module that writes it): dropping a stream detaches its consumer.
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // The consumer holds the stream, so normally it is detached already;
+        // the socket must not keep calling a consumer after the stream is gone.
+        self.detach();
+    }
+}

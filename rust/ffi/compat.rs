@@ -6,7 +6,6 @@
 
 use kernel::{
     ffi::{c_char, c_void},
-    prelude::*,
     str::CStr,
     sync::{Arc, ArcBorrow},
     types::ForeignOwnable,
@@ -67,15 +66,4 @@ pub(crate) const fn cstr_ptr(s: &CStr) -> *const c_char {
 /// (`struct ib_device_attr`), saturating at `INT_MAX` on both.
 pub(crate) fn attr_count<T: TryFrom<i32> + Default>(v: u32) -> T {
     T::try_from(i32::try_from(v).unwrap_or(i32::MAX)).unwrap_or_default()
-}
-
-// SAFETY: pin-init's contract for `PinnedDrop`: `drop` is called once, by the
-// generated `Drop`, on a pinned `Stream`; it moves nothing out of it.
-#[pinned_drop]
-impl PinnedDrop for crate::stream::Stream {
-    fn drop(self: Pin<&mut Self>) {
-        // The consumer holds the stream, so normally it is detached already;
-        // the socket must not keep calling a consumer after the stream is gone.
-        self.detach();
-    }
 }

@@ -839,11 +839,12 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rsiw-suite-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("pair.sh");
-        std::fs::write(&p, "#!/bin/sh\n# rsiw-vms: 2\n# rsiw-timeout: 60\n# rsiw-expect-splat: X\n# rsiw-flavours: debug\n# rsiw-requires: datapath\n# rsiw-image: pyverbs\necho\n# rsiw-vms: 9\n").unwrap();
+        std::fs::write(&p, "#!/bin/sh\n# rsiw-vms: 2\n# rsiw-timeout: 60\n# rsiw-expect-splat: X\n# rsiw-flavours: debug\n# rsiw-kernels: debian-7.3\n# rsiw-requires: datapath\n# rsiw-image: pyverbs\necho\n# rsiw-vms: 9\n").unwrap();
         let s = Script::load(&p).unwrap();
         assert_eq!(s.requires, vec!["datapath".to_string()]);
         assert_eq!(s.image, vec!["pyverbs".to_string()]);
         assert_eq!(s.flavours, Some(vec!["debug".to_string()]));
+        assert_eq!(s.kernels, vec!["debian-7.3".to_string()]);
         assert_eq!(
             (s.vms, s.timeout, s.expect_splat.as_deref(), s.name.as_str()),
             (2, 60, Some("X"), "pair")
