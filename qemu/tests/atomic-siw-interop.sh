@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-vms: 2
 # rsiw-group: siw-pairs
-# rsiw-requires: datapath
+# rsiw-requires: datapath siw
 # rsiw-timeout: 600
 # RFC 7306 §1.1 interop with a peer that has no atomics: siw on VM 0 exposes a region with
 # remote atomic access (rsiw-verbs-test --atomic-target), rsiw on VM 1 sends it a FetchAdd

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-requires: siw
 # rsiw-vms: 2
 # rsiw-timeout: 500
 # rsiw's connection manager against siw (the C reference) across the socket network:

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-requires: siw
 # rsiw-group: verbs
 # The kernel-verbs test module against siw (the reference): both ends of a connection in
 # the kernel over siw0 on eth0; every case it logs must pass, with atomics=1 too. Two

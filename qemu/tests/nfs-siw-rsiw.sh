@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-requires: siw
 # rsiw-vms: 2
 # rsiw-group: siw-pairs
 # rsiw-timeout: 1200

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-requires: siw
 # rsiw-vms: 2
 # rsiw-group: rsiw-pairs
 # Two VMs joined by a QEMU socket network (eth1): they reach each other, and siw on VM 1

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-vms: 2
 # rsiw-group: siw-pairs
-# rsiw-requires: datapath
+# rsiw-requires: datapath siw
 # rsiw-timeout: 900
 # perftest -R between rsiw and siw (the C reference) across the socket network: siw on
 # VM 0, rsiw on VM 1. Send/Write/Read bandwidth (64 KiB) and latency (8 B), each once with

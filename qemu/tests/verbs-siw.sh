@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-requires: siw
 # rsiw-group: verbs
 # rsiw-verbs-test against the kernel's siw: server and client on siw0 (eth0, 10.0.2.15).
 # The cases siw gets wrong are skipped (siw_verbs_skips in lib.sh, Documentation/userspace-tests.md).

@@ -65,6 +65,31 @@ pub fn ensure_idle(ctx: &Ctx, idle: bool) -> Result<Kernel> {
     })
 }
 
+impl Kernel {
+    /// Whether the kernel has the module `name`, built in or in its modules tree.
+    pub fn has_module(&self, name: &str) -> bool {
+        let ko = format!("{name}.ko");
+        let builtin =
+            std::fs::read_to_string(self.modules.join("modules.builtin")).unwrap_or_default();
+        builtin.lines().any(|l| l.rsplit('/').next() == Some(&ko)) || find(&self.modules, &ko)
+    }
+}
+
+/// Whether a file named `name` is somewhere below `dir`.
+fn find(dir: &Path, name: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let p = e.path();
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            find(&p, name)
+        } else {
+            e.file_name() == name
+        }
+    })
+}
+
 /// `include/config/kernel.release` of the tree `kdir` in the cache directory `dir`.
 fn release(kdir: &Path, dir: &Path) -> Result<String> {
     let file = kdir.join("include/config/kernel.release");
