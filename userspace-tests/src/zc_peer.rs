@@ -15,8 +15,7 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// As `zc_window::LEN`, `OLD` and `NEW` (another binary).
-const LEN: u32 = 256 * 1024;
+/// As `zc_window::OLD` and `NEW` (another binary).
 const OLD: u8 = 0xa1;
 const NEW: u8 = 0x5e;
 /// The receive buffer that keeps the window (almost) shut.
@@ -118,15 +117,15 @@ impl Tally {
     }
 }
 
-/// Reads FPDUs until the message's last one, a Terminate, the stream's end or
-/// 10 s without an octet; returns how it ended.
-fn read_all(s: &mut TcpStream, t: &mut Tally) -> &'static str {
+/// Reads FPDUs until the last one of a message of `len` octets, a Terminate,
+/// the stream's end or 10 s without an octet; returns how it ended.
+fn read_all(s: &mut TcpStream, t: &mut Tally, len: u32) -> &'static str {
     let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
     loop {
         if t.terminate.is_some() {
             return "terminate";
         }
-        if t.last && t.payload >= u64::from(LEN) {
+        if t.last && t.payload >= u64::from(len) {
             return "complete";
         }
         let mut len = [0u8; 2];
@@ -187,7 +186,7 @@ pub(super) fn run(addr: &str, mode: &str, dir: &str) -> Result<(), String> {
         let mut body = Vec::with_capacity(28);
         body.extend_from_slice(&0x1234u32.to_be_bytes());
         body.extend_from_slice(&0u64.to_be_bytes());
-        body.extend_from_slice(&LEN.to_be_bytes());
+        body.extend_from_slice(&len.to_be_bytes());
         body.extend_from_slice(&stag.to_be_bytes());
         body.extend_from_slice(&to.to_be_bytes());
         s.write_all(&fpdu(&untagged(0x1, 1, 1, &body), None))
@@ -204,7 +203,7 @@ pub(super) fn run(addr: &str, mode: &str, dir: &str) -> Result<(), String> {
     }
     println!("window shut for {:.1} s", t0.elapsed().as_secs_f64());
     let mut t = Tally::default();
-    let end = read_all(&mut s, &mut t);
+    let end = read_all(&mut s, &mut t, len);
     println!(
         "fpdus {} payload {} old {} new {} other {} crc_bad {}",
         t.fpdus, t.payload, t.old, t.new, t.other, t.crc_bad

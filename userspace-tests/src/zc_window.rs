@@ -6,9 +6,12 @@
 //! octet written after the completion, or after `ibv_dereg_mr` returned, may
 //! reach the peer.
 //!
-//! `--zc-window ADDR send|read DIR` listens on ADDR with rdma_cm and accepts one
-//! connection, advertising a 256 KiB region (rkey, address, length in the
-//! private data of the accept, 16 octets, big-endian), filled with `OLD`.
+//! `--zc-window ADDR send|read DIR [LEN]` listens on ADDR with rdma_cm and
+//! accepts one connection, advertising a region of LEN octets (default
+//! 256 KiB; rkey, address, length in the private data of the accept, 16
+//! octets, big-endian), filled with `OLD`. A region larger than the socket's
+//! send buffer (`tcp_wmem`'s most) makes the deregistration land while its
+//! Read Response is still being sent.
 //! - `send`: posts one signalled Send of the whole region, waits for its
 //!   completion, overwrites the region with `NEW`, deregisters it (the buffer
 //!   stays allocated) and writes `NEW` again.
@@ -30,12 +33,13 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 const FLAG: &str = "--zc-window";
-/// The region's size: many FPDUs, more than a shut window lets through.
-pub const LEN: usize = 256 * 1024;
+/// The region's default size: many FPDUs, more than a shut window lets
+/// through.
+const LEN: usize = 256 * 1024;
 /// The fill the application's memory has while the device may read it.
-pub const OLD: u8 = 0xa1;
+const OLD: u8 = 0xa1;
 /// The fill written after the completion / after `ibv_dereg_mr`.
-pub const NEW: u8 = 0x5e;
+const NEW: u8 = 0x5e;
 
 fn io(e: std::io::Error) -> String {
     e.to_string()
@@ -57,7 +61,7 @@ fn touch(path: &Path) -> Result<(), String> {
     std::fs::write(path, b"").map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn run(addr: SocketAddrV4, send: bool, dir: &Path) -> Result<(), String> {
+fn run(addr: SocketAddrV4, send: bool, dir: &Path, len: usize) -> Result<(), String> {
     use ffi::sys::*;
     let lchan = Rc::new(Channel::new().map_err(io)?);
     let listener = CmId::new(&lchan).map_err(io)?;
@@ -73,11 +77,11 @@ fn run(addr: SocketAddrV4, send: bool, dir: &Path) -> Result<(), String> {
     let pd = Pd::new(&id).map_err(io)?;
     let cq = Rc::new(Cq::new(&id, 16, false).map_err(io)?);
     let qp = Qp::new(&id, &pd, &cq, None).map_err(io)?;
-    let mr = Mr::new(&pd, LEN, ffi::LOCAL_WRITE | ffi::REMOTE_READ, OLD).map_err(io)?;
+    let mr = Mr::new(&pd, len, ffi::LOCAL_WRITE | ffi::REMOTE_READ, OLD).map_err(io)?;
     let mut private = Vec::with_capacity(16);
     private.extend_from_slice(&mr.rkey().to_be_bytes());
     private.extend_from_slice(&mr.addr().to_be_bytes());
-    private.extend_from_slice(&(LEN as u32).to_be_bytes());
+    private.extend_from_slice(&u32::try_from(len).map_err(|e| e.to_string())?.to_be_bytes());
     id.accept(&private).map_err(io)?;
     expect_event(&lchan, rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED, 10_000)?;
     println!("established");
@@ -85,7 +89,7 @@ fn run(addr: SocketAddrV4, send: bool, dir: &Path) -> Result<(), String> {
         let sge = Sge {
             mr: &mr,
             offset: 0,
-            len: LEN as u32,
+            len: len as u32,
         };
         let t0 = Instant::now();
         qp.post_send(1, ffi::Op::Send, &[sge], ffi::SIGNALED)
@@ -108,7 +112,7 @@ fn run(addr: SocketAddrV4, send: bool, dir: &Path) -> Result<(), String> {
             let w = wait::wait_for(&mut pend, &cq, 1, Duration::from_secs(30))?;
             println!("completion late, status {}", ffi::status_str(w.status));
         }
-        mr.write(0, &vec![NEW; LEN]).map_err(io)?;
+        mr.write(0, &vec![NEW; len]).map_err(io)?;
         let mut buf = mr.dereg_keep().map_err(io)?;
         println!("dereg ok");
         buf.fill(NEW);
@@ -138,12 +142,12 @@ fn run(addr: SocketAddrV4, send: bool, dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `--zc-window ADDR send|read DIR`; `None` for other arguments.
+/// `--zc-window ADDR send|read DIR [LEN]`; `None` for other arguments.
 pub fn main(args: &[String]) -> Option<ExitCode> {
     if args.first().map(String::as_str) != Some(FLAG) {
         return None;
     }
-    let parsed = (|| -> Result<(SocketAddrV4, bool, PathBuf), String> {
+    let parsed = (|| -> Result<(SocketAddrV4, bool, PathBuf, usize), String> {
         let addr = args
             .get(1)
             .ok_or("missing ADDR:PORT")?
@@ -155,9 +159,13 @@ pub fn main(args: &[String]) -> Option<ExitCode> {
             _ => return Err("want send or read".into()),
         };
         let dir = PathBuf::from(args.get(3).ok_or("missing DIR")?);
-        Ok((addr, send, dir))
+        let len = match args.get(4) {
+            Some(l) => l.parse().map_err(|e| format!("bad LEN: {e}"))?,
+            None => LEN,
+        };
+        Ok((addr, send, dir, len))
     })();
-    let r = parsed.and_then(|(addr, send, dir)| run(addr, send, &dir));
+    let r = parsed.and_then(|(addr, send, dir, len)| run(addr, send, &dir, len));
     Some(match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
