@@ -3,10 +3,11 @@
 # rsiw-group: verbs
 # rsiw-requires: datapath
 # rsiw-timeout: 600
-# Zero-copy transmit on rsiw0: rping -V with 65000- and 5000-byte buffers (rping
-# allows less than 64 KiB): RDMA Read Responses and Writes from pinned user pages,
-# sent by page reference with the MPA CRC computed over the pages and checked
-# by the receiving rsiw), then the same with zero-copy off (tx_zcopy_min=0).
+# Transmit from pinned user pages on rsiw0: rping -V with 65000-byte buffers
+# (rping allows less than 64 KiB; RDMA Read Responses and Writes) with the
+# default, tx_zcopy_min=0, which copies every payload; then with zero-copy
+# opted in (tx_zcopy_min=4096: sent by page reference with the MPA CRC computed
+# over the pages and checked by the receiving rsiw) at 65000 and 5000 bytes.
 . /rsiw/lib.sh
 setup_net
 D=rsiw0
@@ -14,7 +15,7 @@ COUNT=50
 P=/sys/module/rsiw/parameters/tx_zcopy_min
 
 dev_up rsiw "$D" eth0 || finish
-check_output "tx_zcopy_min defaults to one page" '^4096$' cat "$P"
+check_output "tx_zcopy_min defaults to 0 (copy)" '^0$' cat "$P"
 
 # $1: label, $2: rping buffer size.
 rping_sized() {
@@ -34,12 +35,12 @@ rping_sized() {
 	check_no_output "$1: no data mismatch, no Terminate" 'mismatch|TERMINATE|error' cat /tmp/zc-client.log /tmp/zc-server.log
 }
 
+rping_sized "copy (default)" 65000
+echo 4096 > "$P"
+check_output "tx_zcopy_min=4096 (zero-copy opted in)" '^4096$' cat "$P"
 rping_sized "zero-copy" 65000
 rping_sized "zero-copy, odd size" 5000
 echo 0 > "$P"
-check_output "tx_zcopy_min=0 (copy only)" '^0$' cat "$P"
-rping_sized "copy" 65000
-echo 4096 > "$P"
 
 check_no_output "no QP left behind" '[0-9]' sh -c "rdma resource show qp | grep -w $D | grep -v '^$'"
 dev_down rsiw "$D"

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rsiw zero-copy transmit: sends payload pages by reference with
- * MSG_SPLICE_PAGES (TCP takes its own page references, so a page stays valid
- * for retransmission after the work request completed and the region was
- * unpinned), and computes the MPA CRC (RFC 5044 §4.4) over them. An FPDU's
- * framing octets go in the same call, from a page fragment of their own.
+ * rsiw zero-copy transmit, opted into with tx_zcopy_min: sends payload pages
+ * by reference with MSG_SPLICE_PAGES (TCP takes its own page references, so a
+ * page stays allocated for retransmission after the work request completed
+ * and the region was unpinned), and computes the MPA CRC (RFC 5044 §4.4) over
+ * them. An FPDU's framing octets go in the same call, from a page fragment of
+ * their own. TCP reads the pages when it transmits, which can be after the
+ * completion: what the application writes there afterwards can reach the
+ * wire, hence copy by default.
  */
 #include <linux/crc32c.h>
 #include <linux/highmem.h>
@@ -16,9 +19,9 @@
 #include <net/sock.h>
 #include "shim.h"
 
-static unsigned int tx_zcopy_min = PAGE_SIZE;
+static unsigned int tx_zcopy_min;
 module_param(tx_zcopy_min, uint, 0644);
-MODULE_PARM_DESC(tx_zcopy_min, "Messages of at least this many payload bytes in pinned user memory are sent zero-copy (TCP references the pages, MSG_SPLICE_PAGES) instead of copied into the socket; 0 disables zero-copy. Kernel consumers' buffers are always copied. Applies to connections established afterwards (default: one page)");
+MODULE_PARM_DESC(tx_zcopy_min, "0 (default): every payload is copied into the socket. N > 0 opts in to zero-copy: a Send, Write or Read Response of at least N payload bytes from pinned user memory goes to TCP by page reference (MSG_SPLICE_PAGES). Opting in gives up a guarantee: its work request completes, and dereg_mr or an invalidation of its region returns, while TCP may still read the application's pages (first transmission behind a peer's closed window, every retransmission, a loopback receiver's queue), so octets the application writes there afterwards can reach the peer (a retransmission then also carries a CRC over the old octets). Kernel consumers' buffers are always copied. Applies to connections established afterwards");
 
 unsigned int rsiw_shim_zc_min(void)
 {

@@ -13,8 +13,10 @@ pub(crate) const MAX_SEGS: usize = bindings::RSIW_ZC_MAX_SEGS as usize;
 
 const PAGE: usize = kernel::page::PAGE_SIZE;
 
-/// The `tx_zcopy_min` module parameter: messages of at least this many
-/// payload bytes go zero-copy; 0 disables it.
+/// The `tx_zcopy_min` module parameter: 0 (the default) copies every
+/// payload; otherwise messages of at least this many payload bytes go
+/// zero-copy (an opt-in that lets writes after the completion reach the
+/// wire, see `shim_zc.c`).
 pub(crate) fn min_len() -> u32 {
     // SAFETY: reads a module parameter; no preconditions.
     unsafe { bindings::rsiw_shim_zc_min() }

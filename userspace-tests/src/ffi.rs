@@ -550,6 +550,26 @@ impl Mr {
     }
 }
 
+impl Mr {
+    /// Deregisters the region and hands back its buffer, still allocated: a
+    /// test may then write the memory that `ibv_dereg_mr` let go of.
+    pub fn dereg_keep(self) -> Result<Box<[u8]>> {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: live MR, deregistered once: `me` is never dropped.
+        let rv = unsafe { ibv_dereg_mr(me.mr) };
+        // SAFETY: `buf` came from Box::into_raw of a slice of len.max(1) bytes in
+        // `new` and is reclaimed only here.
+        let buf =
+            unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(me.buf, me.len.max(1))) };
+        // SAFETY: `_pd` is moved out once; `me` is not used again.
+        drop(unsafe { std::ptr::read(&me._pd) });
+        if rv != 0 {
+            return Err(Error::from_raw_os_error(rv));
+        }
+        Ok(buf)
+    }
+}
+
 impl Drop for Mr {
     fn drop(&mut self) {
         // SAFETY: live MR; deregistered before its buffer is freed.

@@ -11,6 +11,7 @@ mod proto;
 mod requester;
 mod responder;
 mod wait;
+mod zc_window;
 
 use requester::Env;
 use std::io::Write;
@@ -119,6 +120,7 @@ fn main() -> ExitCode {
     if let Some(code) = atomic::worker_main(&args)
         .or_else(|| atomic::target_main(&args))
         .or_else(|| hostile::main(&args))
+        .or_else(|| zc_window::main(&args))
     {
         return code;
     }

@@ -7,6 +7,7 @@
 //! (Rev 1, CRC) and then sends one crafted FPDU, printing what comes back.
 
 mod rst;
+mod zc_peer;
 
 use rsiw_proto::crc::{crc32c_finish, soft_update, CRC32C_INIT};
 use rsiw_proto::fpdu::pad_len;
@@ -52,7 +53,10 @@ const USAGE: &str = "usage:
       Resets the first COUNT (default 1) TCP connections whose local end has port PORT
       with a forged RST from their peer, its sequence number learnt from their own
       segments (sniffed with a packet socket); stops after SECONDS (default 30); prints
-      `victim …` per connection and `reset N of M`.";
+      `victim …` per connection and `reset N of M`.
+  rsiw-rawpeer zc-window ADDR:PORT send|read DIR
+      The peer of rsiw-verbs-test --zc-window (zc_peer.rs): keeps its receive window
+      shut until DIR/go, then counts the payload's old and new fill.";
 
 /// The MPA Request: key, flags (C), Rev 1, PD_Length (RFC 5044 §7.1.1).
 fn request(pd_len: u16) -> Vec<u8> {
@@ -328,6 +332,14 @@ fn trickle_round(all: &mut [Trickle], req: &[u8]) {
 
 /// Starts a TCP connect to `addr` without waiting for it.
 fn connect_start(addr: SocketAddrV4) -> Result<OwnedFd, String> {
+    connect_start_with(addr, |_| Ok(()))
+}
+
+/// `connect_start`, with `setup` run on the socket before the connect.
+fn connect_start_with(
+    addr: SocketAddrV4,
+    setup: impl FnOnce(&OwnedFd) -> Result<(), String>,
+) -> Result<OwnedFd, String> {
     let ty = libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
     // SAFETY: creates a descriptor, owned below.
     let fd = unsafe { libc::socket(libc::AF_INET, ty, 0) };
@@ -336,6 +348,7 @@ fn connect_start(addr: SocketAddrV4) -> Result<OwnedFd, String> {
     }
     // SAFETY: `fd` is a fresh descriptor nothing else owns.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    setup(&fd)?;
     let sin = libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
         sin_port: addr.port().to_be(),
@@ -581,6 +594,9 @@ fn run(args: &[String]) -> Result<(), String> {
         }
         (Some("serve-read"), Some(addr)) => serve_read(addr, args.get(2).ok_or(USAGE)?),
         (Some("qpconn"), Some(_)) => qpconn(args),
+        (Some("zc-window"), Some(addr)) => {
+            zc_peer::run(addr, args.get(2).ok_or(USAGE)?, args.get(3).ok_or(USAGE)?)
+        }
         (Some("rst"), Some(port)) => rst::run(
             port.parse().map_err(|_| USAGE.to_string())?,
             num(2).unwrap_or(1) as usize,

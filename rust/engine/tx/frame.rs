@@ -114,8 +114,11 @@ impl Engine {
         if *large {
             room = room.min(LARGE_PAYLOAD);
         }
-        // Large messages from pinned user memory go zero-copy; with markers
-        // (`markers_tx`) every FPDU is copied, the markers between its octets.
+        // Large messages from pinned user memory go zero-copy only when
+        // `tx_zcopy_min` opts in (the default, 0, copies: the octets a WQE
+        // sends are then those its SGEs held before it completed); with
+        // markers (`markers_tx`) every FPDU is copied, the markers between
+        // its octets.
         let try_zc = !append && *zc_min > 0 && total >= *zc_min && !self.params.markers_tx;
         let want = left.min(room);
         let zc =

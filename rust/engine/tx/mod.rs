@@ -169,7 +169,8 @@ pub(super) struct TxState {
     /// Zero-copy payload of the FPDU being sent, `zc_len` octets.
     zc: Segs,
     zc_len: usize,
-    /// Messages with at least this much payload go zero-copy (0: never).
+    /// Messages with at least this much payload go zero-copy (0, the
+    /// default: never).
     zc_min: u32,
     /// FPDUs up to `LARGE_PAYLOAD` (the framer's MULPDU is 64 KiB); copied
     /// payload still goes in FPDUs that fit `wire`.
