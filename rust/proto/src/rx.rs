@@ -140,7 +140,9 @@ pub trait RxSink {
     fn segment_end(&mut self, end: &SegmentEnd) -> Result<(), TermCause>;
     /// The sink can take no further FPDU now (e.g. its queue of completions to
     /// deliver is full): [`RxParser::feed_some`] stops at the next FPDU boundary,
-    /// after at least one octet, and the caller feeds the rest later.
+    /// the first one of the call included, and the caller feeds the rest later.
+    /// Asked only at FPDU boundaries, so a sink that says false there has room
+    /// for everything one FPDU may cause.
     fn saturated(&self) -> bool {
         false
     }
@@ -377,27 +379,41 @@ impl<C: Crc32c> RxParser<C> {
         matches!(self.state, State::Header { have: 0, .. }) && self.marker.have == 0
     }
 
-    /// Feeds the next octets of the stream. On `Ok` all of `input` was consumed.
+    /// Feeds the next octets of the stream. On `Ok` all of `input` was consumed
+    /// ([`RxSink::saturated`] is not asked).
     pub fn feed<S: RxSink>(&mut self, mut input: &[u8], sink: &mut S) -> Result<(), RxError> {
         while !input.is_empty() {
-            let used = self.feed_some(input, input.len(), sink)?;
+            let used = self.feed_inner(input, input.len(), sink, false)?;
             input = input.get(used..).unwrap_or(&[]);
         }
         Ok(())
     }
 
-    /// Feeds at most `max` octets of `input` and returns how many it used
-    /// (at least one if `input` and `max` are not empty). It stops early at
-    /// an FPDU boundary when the next FPDU is not whole within the limit, so
-    /// that the next call starts with it: a caller that feeds a long input
-    /// in bounded pieces keeps them aligned to FPDUs and its FPDUs on the
-    /// one-step path. It also stops at an FPDU boundary when the sink is
-    /// [`RxSink::saturated`].
+    /// Feeds at most `max` octets of `input` and returns how many it used. It
+    /// stops early at an FPDU boundary when the next FPDU is not whole within
+    /// the limit, so that the next call starts with it: a caller that feeds a
+    /// long input in bounded pieces keeps them aligned to FPDUs and its FPDUs
+    /// on the one-step path. It also stops at an FPDU boundary when the sink is
+    /// [`RxSink::saturated`], before the first FPDU of the call too: then it
+    /// returns 0 and the caller drains the sink before it feeds again.
+    /// Otherwise it uses at least one octet if `input` and `max` are not empty.
     pub fn feed_some<S: RxSink>(
         &mut self,
         input: &[u8],
         max: usize,
         sink: &mut S,
+    ) -> Result<usize, RxError> {
+        self.feed_inner(input, max, sink, true)
+    }
+
+    /// [`Self::feed_some`], asking [`RxSink::saturated`] only if
+    /// `honour_saturation`.
+    fn feed_inner<S: RxSink>(
+        &mut self,
+        input: &[u8],
+        max: usize,
+        sink: &mut S,
+        honour_saturation: bool,
     ) -> Result<usize, RxError> {
         let input = input.get(..max.min(input.len())).unwrap_or(&[]);
         let mut used = 0;
@@ -406,7 +422,11 @@ impl<C: Crc32c> RxParser<C> {
                 return Err(e);
             }
             let boundary = matches!(self.state, State::Header { have: 0, .. });
-            if boundary && used > 0 && sink.saturated() {
+            // A sink that cannot take the actions of another FPDU is not
+            // handed one, even as the first of this call: the caller has to
+            // run what is queued first (a receive WQE taken could otherwise
+            // not be completed).
+            if boundary && honour_saturation && sink.saturated() {
                 break;
             }
             if !self.cfg.markers && boundary {
