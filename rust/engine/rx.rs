@@ -16,8 +16,8 @@ use crate::{
         atomic::AtomicOp,
         ddp::Buffer,
         rdmap::Opcode,
-        rx::{HeaderInfo, Placement, RdmapHeader, RxParser, RxSink, SegmentEnd},
-        terminate::TermCause,
+        rx::{HeaderInfo, Placement, RdmapHeader, RxError, RxParser, RxSink, SegmentEnd},
+        terminate::{TermCause, TerminateRepr},
     },
 };
 use core::sync::atomic::Ordering;
@@ -25,8 +25,11 @@ use kernel::{prelude::*, sync::Arc};
 
 /// Deferred actions queued per RX lock hold, at most. One FPDU adds at most
 /// one Recv or PeerTerminate plus one each of Reap, Kick and Resume (queued
-/// once per batch, see `Sink::defer`): the parser is stopped at an FPDU
-/// boundary while fewer than `PER_FPDU` slots are free (`Sink::saturated`).
+/// once per batch, see `Sink::defer`): the parser is stopped at every FPDU
+/// boundary, the first of each piece of a socket buffer included, while
+/// fewer than `PER_FPDU` slots are free (`Sink::saturated`), so an FPDU it
+/// begins always finds room for what it causes; a receive WQE is taken only
+/// with a slot free for its completion (`Sink::untagged`).
 /// The queue lives on the stack of `Engine::rx` (it is empty between two
 /// calls, which the socket lock serializes): `DEFER_BYTES` octets there
 /// instead of an allocation per connection.
@@ -113,6 +116,10 @@ pub(super) struct RxCtx {
     pending: Pending,
     /// Stop parsing: an error or a Terminate ended the stream.
     dead: bool,
+    /// The completion of a receive WQE taken from the RQ that found the
+    /// deferred queue full (never, while the room checks hold): completed
+    /// after the RX lock is released like the queue's, not lost.
+    parked: Option<Action>,
     /// Responder in peer-to-peer mode before the RTR: RX's own copy of
     /// `Shared::rtr_wait` (only RX clears it), so that segments after the
     /// first take no lock to look at it.
@@ -134,6 +141,7 @@ impl RxState {
                 seg: Seg::None,
                 pending: Pending::None,
                 dead: false,
+                parked: None,
                 rtr_wait,
             },
         })
@@ -201,6 +209,44 @@ impl Sink<'_> {
         *slot = Some(a);
         q.n += 1;
         Ok(())
+    }
+
+    /// Whether the deferred queue has a slot free.
+    fn room(&self) -> bool {
+        self.deferred.n < DEFER
+    }
+
+    /// Queues the completion of receive WQE `wr_id`, taken from the RQ or
+    /// SRQ. A full queue (which the room checks before the take rule out)
+    /// parks it in `RxCtx::parked` and fails the stream: the WQE still
+    /// completes once the RX lock is released.
+    fn complete_recv(
+        &mut self,
+        wr_id: u64,
+        status: WcStatus,
+        len: u32,
+        flags: WcFlags,
+        ex: u64,
+        solicited: bool,
+    ) -> Result<(), TermCause> {
+        let a = Action::Recv {
+            wr_id,
+            status,
+            len,
+            flags,
+            ex,
+            solicited,
+        };
+        if self.room() {
+            return self.defer(a);
+        }
+        if self.ctx.parked.is_some() {
+            // Unreachable: a parked completion fails its stream, and a
+            // dead stream takes no further WQE.
+            return Err(TermCause::RDMAP_LOCAL_CATASTROPHIC);
+        }
+        self.ctx.parked = Some(a);
+        Err(TermCause::RDMAP_LOCAL_CATASTROPHIC)
     }
 
     fn pd(&self) -> u32 {
@@ -273,6 +319,13 @@ impl Sink<'_> {
                 self.ctx.seg = Seg::None;
                 return Ok(());
             }
+            // A WQE is taken only with a slot free for its completion
+            // (`Sink::saturated` keeps `PER_FPDU` free at every FPDU's start):
+            // without one the stream fails and the WQE stays in the RQ, for
+            // the flush.
+            if !self.room() {
+                return Err(TermCause::DDP_LOCAL_CATASTROPHIC);
+            }
             let wqe = match self.eng.qp.rq_take() {
                 Ok(Some(w)) => w,
                 // RFC 5041 §7.2: no receive buffer for the message.
@@ -280,14 +333,7 @@ impl Sink<'_> {
                 // A user RQE the kernel refused: completed with its error
                 // once the RX lock is released; the QP cannot go on.
                 Err((wqe, status)) => {
-                    let _ = self.defer(Action::Recv {
-                        wr_id: wqe.wr_id,
-                        status,
-                        len: 0,
-                        flags: WcFlags::NONE,
-                        ex: 0,
-                        solicited: false,
-                    });
+                    self.complete_recv(wqe.wr_id, status, 0, WcFlags::NONE, 0, false)?;
                     return Err(TermCause::DDP_LOCAL_CATASTROPHIC);
                 }
             };
@@ -295,14 +341,14 @@ impl Sink<'_> {
                 match Local::resolve(&self.eng.mems, self.pd(), wqe.sges(), Access::LOCAL_WRITE) {
                     Ok(b) => b,
                     Err(_) => {
-                        let _ = self.defer(Action::Recv {
-                            wr_id: wqe.wr_id,
-                            status: WcStatus::LocProtErr,
-                            len: 0,
-                            flags: WcFlags::NONE,
-                            ex: 0,
-                            solicited: false,
-                        });
+                        self.complete_recv(
+                            wqe.wr_id,
+                            WcStatus::LocProtErr,
+                            0,
+                            WcFlags::NONE,
+                            0,
+                            false,
+                        )?;
                         return Err(TermCause::DDP_LOCAL_CATASTROPHIC);
                     }
                 };
@@ -467,6 +513,12 @@ impl Sink<'_> {
 
     /// The last segment of a Send or Immediate Data message passed its CRC.
     fn recv_end(&mut self, opcode: Opcode, mo: u32, len: u16) -> Result<(), TermCause> {
+        // Without a slot for the completion the WQE stays in progress: the
+        // stream fails and `rx_failed` completes it (never, while the room
+        // checks hold).
+        if !self.room() {
+            return Err(TermCause::RDMAP_LOCAL_CATASTROPHIC);
+        }
         let Some(r) = self.ctx.recv.take() else {
             return Err(TermCause::RDMAP_LOCAL_CATASTROPHIC);
         };
@@ -495,14 +547,7 @@ impl Sink<'_> {
         } else {
             WcStatus::RemAccessErr
         };
-        self.defer(Action::Recv {
-            wr_id: r.wr_id,
-            status,
-            len: total,
-            flags,
-            ex,
-            solicited: opcode.solicited(),
-        })?;
+        self.complete_recv(r.wr_id, status, total, flags, ex, opcode.solicited())?;
         result
     }
 }
@@ -698,10 +743,10 @@ impl Engine {
         let mut next = pieces.iter();
         let mut rest: &[u8] = &[];
         loop {
-            let (failed, stop) = {
+            let (failed, stop, parked) = {
                 let mut st = self.rx.lock();
                 let RxState { parser, ctx } = &mut *st;
-                let mut out = (None, true);
+                let mut out = (None, true, None);
                 loop {
                     if rest.is_empty() {
                         match next.next() {
@@ -719,12 +764,23 @@ impl Engine {
                         deferred: &mut deferred,
                     };
                     match parser.feed_some(rest, rest.len(), &mut sink) {
-                        // The actions of the pieces before fill the queue
-                        // and this one starts at an FPDU boundary: run them
-                        // first. With an empty queue it cannot happen; never
-                        // spin on it.
+                        // The actions queued before fill the queue and this
+                        // piece goes on at an FPDU boundary: run them first.
+                        Ok(0) if deferred.n > 0 => {
+                            out.1 = false;
+                            break;
+                        }
+                        // A saturated sink with an empty queue (cannot be:
+                        // `DEFER` > `PER_FPDU`): fail the stream rather than
+                        // spin or drop octets.
                         Ok(0) => {
-                            out.1 = deferred.n == 0;
+                            ctx.dead = true;
+                            let cause = TermCause::RDMAP_LOCAL_CATASTROPHIC;
+                            let error = RxError {
+                                terminate: TerminateRepr::new(cause),
+                                reply: true,
+                            };
+                            out.0 = Some((error, ctx.recv.take()));
                             break;
                         }
                         Ok(n) => {
@@ -742,9 +798,11 @@ impl Engine {
                         }
                     }
                 }
+                out.2 = ctx.parked.take();
                 out
             };
             self.run_actions(deferred.take());
+            self.run_actions(parked.into_iter());
             if let Some((e, recv)) = failed {
                 self.rx_failed(e, recv);
                 break;
