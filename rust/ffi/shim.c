@@ -8,6 +8,7 @@
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
 #include <linux/module.h>
+#include <linux/random.h>
 #include <net/addrconf.h>
 #include <net/if_inet6.h>
 #include "shim.h"
@@ -324,6 +325,17 @@ unsigned int rsiw_shim_netdev_addr(const struct net_device *ndev, u8 *mac,
 void rsiw_shim_random_mac(u8 *mac)
 {
 	eth_random_addr(mac);
+}
+
+/* STag keys and the STag index permutation's key (rust/ffi/random.rs). */
+u32 rsiw_shim_random_u32(void)
+{
+	return get_random_u32();
+}
+
+void rsiw_shim_random_bytes(void *buf, size_t len)
+{
+	get_random_bytes(buf, len);
 }
 
 MODULE_ALIAS_RDMA_LINK("rsiw");
