@@ -178,13 +178,22 @@ int rsiw_shim_init(const void *ctx, u32 uverbs_abi_ver)
 
 	rsiw_ctx = ctx;
 	rsiw_device_ops.uverbs_abi_ver = uverbs_abi_ver;
-	/* Destroyed by rsiw_shim_cm_exit() after the last device is gone. */
-	rv = rsiw_shim_cm_init();
+	/*
+	 * Destroyed by rsiw_shim_wq_exit() and rsiw_shim_cm_exit() after the
+	 * last device is gone.
+	 */
+	rv = rsiw_shim_wq_init();
 	if (rv)
 		return rv;
+	rv = rsiw_shim_cm_init();
+	if (rv) {
+		rsiw_shim_wq_exit();
+		return rv;
+	}
 	rv = register_netdevice_notifier(&rsiw_netdev_nb);
 	if (rv) {
 		rsiw_shim_cm_exit();
+		rsiw_shim_wq_exit();
 		return rv;
 	}
 	register_inetaddr_notifier(&rsiw_inetaddr_nb);
