@@ -3,9 +3,13 @@
 //! to a region goes through: each copy sees the region as its check did.
 
 use super::{Access, Mem, MemError, MemInit, Stamp, Want, MAX_MR};
-use crate::{ffi::random, proto::stag::IndexPerm, slots::Slots};
+use crate::{
+    ffi::random,
+    proto::stag::{IndexPerm, Rounds, ROUND_TABLE_LEN},
+    slots::Slots,
+};
 use core::sync::atomic::Ordering;
-use kernel::{prelude::*, sync::Arc};
+use kernel::{alloc::KVVec, prelude::*, sync::Arc};
 
 /// A region checked for an access: copies through it reach the region's
 /// pages only while it is still valid with the key and registration the
@@ -54,26 +58,36 @@ impl Checked {
 /// keyed permutation of the 24-bit index space (`proto::stag::IndexPerm`,
 /// its key random per table) maps the slot to the index handed out, and
 /// every lookup maps an index back, refusing one that names no slot of the
-/// table. The slots stay dense (a small vector, found in one step).
+/// table. The slots stay dense (a small vector, found in one step); the
+/// permutation's round function is precomputed when the table is made (32 KiB:
+/// four loads a lookup, not four SipHash-2-4 calls).
 #[pin_data]
 pub(crate) struct MemTable {
     /// Regions and windows by table slot.
     #[pin]
     slots: Slots<Mem>,
-    /// Table slot to STag index and back.
-    perm: IndexPerm,
+    /// The round function of the permutation from table slot to STag index
+    /// (`IndexPerm::fill_rounds`); the key it was made with is not kept.
+    rounds: KVVec<u16>,
 }
 
 impl MemTable {
     /// An empty table (slots 1..=`MAX_MR`) with a permutation of its own.
     pub(crate) fn new() -> Result<Arc<Self>> {
+        let mut rounds = KVVec::from_elem(0u16, ROUND_TABLE_LEN, GFP_KERNEL)?;
+        IndexPerm::new(random::random_bytes()).fill_rounds(&mut rounds);
         Arc::pin_init(
             pin_init!(Self {
                 slots <- Slots::new(1, MAX_MR as usize + 1),
-                perm: IndexPerm::new(random::random_bytes()),
+                rounds,
             }),
             GFP_KERNEL,
         )
+    }
+
+    /// Table slot to STag index and back.
+    fn perm(&self) -> Rounds<'_> {
+        Rounds(&self.rounds)
     }
 
     /// Registers a region and returns it with its STag: a random key
@@ -84,7 +98,7 @@ impl MemTable {
         let mem = Mem::build(init, key)?;
         let slot = self.slots.insert(mem.clone())?;
         // The table's limit keeps slots below 2^24, which `index` maps.
-        let Some(index) = u32::try_from(slot).ok().and_then(|s| self.perm.index(s)) else {
+        let Some(index) = u32::try_from(slot).ok().and_then(|s| self.perm().index(s)) else {
             drop(self.slots.remove(slot));
             return Err(EINVAL);
         };
@@ -95,7 +109,7 @@ impl MemTable {
     /// The region or window at the index of `stag` (its upper 24 bits),
     /// whatever its key: the permutation's inverse, refused outside the table.
     fn at(&self, stag: u32) -> Option<Arc<Mem>> {
-        let slot = self.perm.slot(stag >> 8)?;
+        let slot = self.perm().slot(stag >> 8)?;
         if slot > MAX_MR {
             return None;
         }
@@ -107,7 +121,7 @@ impl MemTable {
     /// through a `Checked` stops: the region is invalid). A window lets go
     /// of its region.
     pub(crate) fn deregister(&self, mem: &Mem) {
-        let slot = self.perm.slot(mem.index.load(Ordering::Acquire));
+        let slot = self.perm().slot(mem.index.load(Ordering::Acquire));
         let removed = slot.and_then(|s| self.slots.remove(s as usize));
         let parent = mem.unbind();
         drop(removed);

@@ -115,46 +115,91 @@ impl IndexPerm {
         (siphash24(self.k0, self.k1, &[round, h[0], h[1]]) as u32) & HALF_MASK
     }
 
-    /// The Feistel network over the whole index space, 0 included.
-    fn forward(&self, x: u32) -> u32 {
-        let (mut l, mut r) = ((x >> HALF_BITS) & HALF_MASK, x & HALF_MASK);
-        for i in 0..ROUNDS {
-            (l, r) = (r, l ^ self.f(i, r));
-        }
-        (l << HALF_BITS) | r
-    }
-
-    /// The inverse of [`Self::forward`].
-    fn backward(&self, y: u32) -> u32 {
-        let (mut l, mut r) = ((y >> HALF_BITS) & HALF_MASK, y & HALF_MASK);
-        for i in (0..ROUNDS).rev() {
-            (l, r) = (r ^ self.f(i, l), l);
-        }
-        (l << HALF_BITS) | r
-    }
-
     /// The STag index of table slot `slot` (nonzero, below 2^24): never 0,
     /// different for every slot. `None` for a slot outside that range.
     pub fn index(&self, slot: u32) -> Option<u32> {
-        if slot == 0 || slot >= INDEX_LIMIT {
-            return None;
-        }
-        // Cycle walking: 0 is outside the domain, so the slot whose image is
-        // 0 takes the image 0 would have had (not 0: `forward` is a
-        // bijection), which no slot has as its own.
-        let y = self.forward(slot);
-        Some(if y == 0 { self.forward(0) } else { y })
+        index_with(&|i, h| self.f(i, h), slot)
     }
 
     /// The table slot STag index `index` names: the inverse of
     /// [`Self::index`]. `None` for 0 and for values of more than 24 bits.
     pub fn slot(&self, index: u32) -> Option<u32> {
-        if index == 0 || index >= INDEX_LIMIT {
-            return None;
-        }
-        let x = self.backward(index);
-        Some(if x == 0 { self.backward(0) } else { x })
+        slot_with(&|i, h| self.f(i, h), index)
     }
+
+    /// Writes every value of the round function to `table` (at least
+    /// [`ROUND_TABLE_LEN`] entries), for [`Rounds`]: four SipHash-2-4 calls
+    /// per lookup become four loads.
+    pub fn fill_rounds(&self, table: &mut [u16]) {
+        for (i, slot) in table.iter_mut().take(ROUND_TABLE_LEN).enumerate() {
+            let round = (i >> HALF_BITS) as u8;
+            *slot = self.f(round, i as u32 & HALF_MASK) as u16;
+        }
+    }
+}
+
+/// Entries of a table of the round function: one per round and half.
+pub const ROUND_TABLE_LEN: usize = (ROUNDS as usize) << HALF_BITS;
+
+/// An [`IndexPerm`] through the table of its round function that
+/// [`IndexPerm::fill_rounds`] wrote: the same permutation.
+#[derive(Clone, Copy)]
+pub struct Rounds<'a>(pub &'a [u16]);
+
+impl Rounds<'_> {
+    fn f(&self, round: u8, half: u32) -> u32 {
+        let at = (usize::from(round) << HALF_BITS) | (half & HALF_MASK) as usize;
+        // A short table still gives a permutation (any round function does).
+        u32::from(self.0.get(at).copied().unwrap_or(0)) & HALF_MASK
+    }
+
+    /// [`IndexPerm::index`].
+    pub fn index(&self, slot: u32) -> Option<u32> {
+        index_with(&|i, h| self.f(i, h), slot)
+    }
+
+    /// [`IndexPerm::slot`].
+    pub fn slot(&self, index: u32) -> Option<u32> {
+        slot_with(&|i, h| self.f(i, h), index)
+    }
+}
+
+/// The Feistel network of round function `f` over the whole index space, 0
+/// included.
+fn forward(f: &dyn Fn(u8, u32) -> u32, x: u32) -> u32 {
+    let (mut l, mut r) = ((x >> HALF_BITS) & HALF_MASK, x & HALF_MASK);
+    for i in 0..ROUNDS {
+        (l, r) = (r, l ^ f(i, r));
+    }
+    (l << HALF_BITS) | r
+}
+
+/// The inverse of [`forward`].
+fn backward(f: &dyn Fn(u8, u32) -> u32, y: u32) -> u32 {
+    let (mut l, mut r) = ((y >> HALF_BITS) & HALF_MASK, y & HALF_MASK);
+    for i in (0..ROUNDS).rev() {
+        (l, r) = (r ^ f(i, l), l);
+    }
+    (l << HALF_BITS) | r
+}
+
+fn index_with(f: &dyn Fn(u8, u32) -> u32, slot: u32) -> Option<u32> {
+    if slot == 0 || slot >= INDEX_LIMIT {
+        return None;
+    }
+    // Cycle walking: 0 is outside the domain, so the slot whose image is 0
+    // takes the image 0 would have had (not 0: `forward` is a bijection),
+    // which no slot has as its own.
+    let y = forward(f, slot);
+    Some(if y == 0 { forward(f, 0) } else { y })
+}
+
+fn slot_with(f: &dyn Fn(u8, u32) -> u32, index: u32) -> Option<u32> {
+    if index == 0 || index >= INDEX_LIMIT {
+        return None;
+    }
+    let x = backward(f, index);
+    Some(if x == 0 { backward(f, 0) } else { x })
 }
 
 #[cfg(test)]

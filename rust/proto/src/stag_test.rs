@@ -89,11 +89,12 @@ fn index_permutation_is_a_bijection_that_inverts() {
 fn index_zero_is_walked_around() {
     for seed in 0..16 {
         let p = perm(seed);
-        let s = p.backward(0);
+        let f = |i, h| p.f(i, h);
+        let s = backward(&f, 0);
         assert_ne!(s, 0);
         let index = p.index(s).unwrap();
         assert_ne!(index, 0);
-        assert_eq!(index, p.forward(0));
+        assert_eq!(index, forward(&f, 0));
         assert_eq!(p.slot(index), Some(s));
     }
 }
@@ -118,4 +119,23 @@ fn consecutive_slots_give_unrelated_indices() {
     let q = perm(3);
     let same = (1..=1000u32).filter(|&s| p.index(s) == q.index(s)).count();
     assert!(same < 3, "{same} equal indices under two keys");
+}
+
+/// The table of the round function gives the same permutation, four loads a
+/// lookup instead of four SipHash-2-4 calls.
+#[test]
+fn round_table_gives_the_same_permutation() {
+    let p = perm(4);
+    let mut table = vec![0u16; ROUND_TABLE_LEN];
+    p.fill_rounds(&mut table);
+    let t = Rounds(&table);
+    for slot in (1..=70_000u32).chain([INDEX_LIMIT - 1, INDEX_LIMIT, 0]) {
+        assert_eq!(t.index(slot), p.index(slot), "slot {slot}");
+        if let Some(i) = p.index(slot) {
+            assert_eq!(t.slot(i), Some(slot));
+        }
+    }
+    let s = backward(&|i, h| p.f(i, h), 0);
+    assert_eq!(t.index(s), p.index(s));
+    assert_eq!(t.slot(0), None);
 }
