@@ -16,27 +16,16 @@ use crate::{
         atomic::AtomicOp,
         ddp::Buffer,
         rdmap::Opcode,
-        rx::{HeaderInfo, Placement, RdmapHeader, RxParser, RxSink, SegmentEnd},
-        terminate::TermCause,
+        rx::{HeaderInfo, Placement, RdmapHeader, RxError, RxParser, RxSink, SegmentEnd},
+        terminate::{TermCause, TerminateRepr},
     },
 };
 use core::sync::atomic::Ordering;
+use defer::{Action, Deferred, DEFER, PER_FPDU};
 use kernel::{prelude::*, sync::Arc};
 
-/// Deferred actions queued per RX lock hold, at most. One FPDU adds at most
-/// one Recv or PeerTerminate plus one each of Reap, Kick and Resume (queued
-/// once per batch, see `Sink::defer`): the parser is stopped at an FPDU
-/// boundary while fewer than `PER_FPDU` slots are free (`Sink::saturated`).
-/// The queue lives on the stack of `Engine::rx` (it is empty between two
-/// calls, which the socket lock serializes): `DEFER_BYTES` octets there
-/// instead of an allocation per connection.
-const DEFER: usize = DEFER_BYTES / core::mem::size_of::<Option<Action>>();
-/// The size of the queue of deferred actions, on the stack of `Engine::rx`.
-const DEFER_BYTES: usize = 512;
-/// Deferred actions one FPDU can add at most.
-const PER_FPDU: usize = 4;
-// The queue takes several FPDUs' actions before the parser stops for it.
-const _: () = assert!(DEFER >= 4 * PER_FPDU);
+#[path = "rx_defer.rs"]
+mod defer;
 
 /// A segment with this much payload or more makes the stream a bulk one,
 /// whose queued octets the softirq may leave to the work item
@@ -44,28 +33,6 @@ const _: () = assert!(DEFER >= 4 * PER_FPDU);
 /// messages again, placed in the softirq. Large FPDUs and RFC FPDUs at a
 /// jumbo MTU are bulk; RFC FPDUs at an Ethernet MTU are not.
 const BULK_PAYLOAD: u16 = 16 * 1024;
-
-/// Work the sink defers until the RX lock is released.
-enum Action {
-    /// A receive WQE is complete.
-    Recv {
-        wr_id: u64,
-        status: WcStatus,
-        len: u32,
-        flags: WcFlags,
-        ex: u64,
-        solicited: bool,
-    },
-    /// In-flight send WQEs may be complete.
-    Reap,
-    /// TX has something to do.
-    Kick,
-    /// An ORD slot is free and fences may be satisfied: TX goes on if it
-    /// stopped for them (most of the time it did not, and no work is queued).
-    Resume,
-    /// The peer sent a Terminate.
-    PeerTerminate(TermCause),
-}
 
 /// The receive WQE a Send or Immediate Data message is placed into: its
 /// work request id and its buffers, resolved.
@@ -113,6 +80,10 @@ pub(super) struct RxCtx {
     pending: Pending,
     /// Stop parsing: an error or a Terminate ended the stream.
     dead: bool,
+    /// The completion of a receive WQE taken from the RQ that found the
+    /// deferred queue full (never, while the room checks hold): completed
+    /// after the RX lock is released like the queue's, not lost.
+    parked: Option<Action>,
     /// Responder in peer-to-peer mode before the RTR: RX's own copy of
     /// `Shared::rtr_wait` (only RX clears it), so that segments after the
     /// first take no lock to look at it.
@@ -134,6 +105,7 @@ impl RxState {
                 seg: Seg::None,
                 pending: Pending::None,
                 dead: false,
+                parked: None,
                 rtr_wait,
             },
         })
@@ -147,28 +119,6 @@ impl RxState {
     }
 }
 
-/// Work the sink defers until the RX lock is released: `DEFER` slots on
-/// the stack of `Engine::rx`, filled in order.
-struct Deferred {
-    slots: [Option<Action>; DEFER],
-    n: usize,
-}
-
-impl Deferred {
-    fn new() -> Self {
-        Self {
-            slots: [const { None }; DEFER],
-            n: 0,
-        }
-    }
-
-    /// The queued actions, taken out in order; the queue is empty after.
-    fn take(&mut self) -> impl Iterator<Item = Action> + '_ {
-        let n = core::mem::take(&mut self.n);
-        self.slots.iter_mut().take(n).filter_map(Option::take)
-    }
-}
-
 /// The [`RxSink`] of one `feed`.
 struct Sink<'a> {
     eng: &'a Engine,
@@ -177,32 +127,6 @@ struct Sink<'a> {
 }
 
 impl Sink<'_> {
-    fn defer(&mut self, a: Action) -> Result<(), TermCause> {
-        // Reap and Kick look at the state when they run (after the batch),
-        // so one of each per batch does it all; queuing one per FPDU would
-        // overflow `DEFER` on a burst of small responses (17 Atomic
-        // Responses of 36 octets fit in one chunk).
-        let q = &mut *self.deferred;
-        if matches!(a, Action::Reap | Action::Kick | Action::Resume) {
-            let queued = q.slots.get(..q.n).unwrap_or(&[]);
-            let kind = core::mem::discriminant(&a);
-            if queued
-                .iter()
-                .flatten()
-                .any(|d| core::mem::discriminant(d) == kind)
-            {
-                return Ok(());
-            }
-        }
-        let slot = q
-            .slots
-            .get_mut(q.n)
-            .ok_or(TermCause::RDMAP_LOCAL_CATASTROPHIC)?;
-        *slot = Some(a);
-        q.n += 1;
-        Ok(())
-    }
-
     fn pd(&self) -> u32 {
         self.eng.qp.pd()
     }
@@ -273,6 +197,13 @@ impl Sink<'_> {
                 self.ctx.seg = Seg::None;
                 return Ok(());
             }
+            // A WQE is taken only with a slot free for its completion
+            // (`Sink::saturated` keeps `PER_FPDU` free at every FPDU's start):
+            // without one the stream fails and the WQE stays in the RQ, for
+            // the flush.
+            if !self.room() {
+                return Err(TermCause::DDP_LOCAL_CATASTROPHIC);
+            }
             let wqe = match self.eng.qp.rq_take() {
                 Ok(Some(w)) => w,
                 // RFC 5041 §7.2: no receive buffer for the message.
@@ -280,14 +211,7 @@ impl Sink<'_> {
                 // A user RQE the kernel refused: completed with its error
                 // once the RX lock is released; the QP cannot go on.
                 Err((wqe, status)) => {
-                    let _ = self.defer(Action::Recv {
-                        wr_id: wqe.wr_id,
-                        status,
-                        len: 0,
-                        flags: WcFlags::NONE,
-                        ex: 0,
-                        solicited: false,
-                    });
+                    self.complete_recv(wqe.wr_id, status, 0, WcFlags::NONE, 0, false)?;
                     return Err(TermCause::DDP_LOCAL_CATASTROPHIC);
                 }
             };
@@ -295,14 +219,14 @@ impl Sink<'_> {
                 match Local::resolve(&self.eng.mems, self.pd(), wqe.sges(), Access::LOCAL_WRITE) {
                     Ok(b) => b,
                     Err(_) => {
-                        let _ = self.defer(Action::Recv {
-                            wr_id: wqe.wr_id,
-                            status: WcStatus::LocProtErr,
-                            len: 0,
-                            flags: WcFlags::NONE,
-                            ex: 0,
-                            solicited: false,
-                        });
+                        self.complete_recv(
+                            wqe.wr_id,
+                            WcStatus::LocProtErr,
+                            0,
+                            WcFlags::NONE,
+                            0,
+                            false,
+                        )?;
                         return Err(TermCause::DDP_LOCAL_CATASTROPHIC);
                     }
                 };
@@ -467,6 +391,12 @@ impl Sink<'_> {
 
     /// The last segment of a Send or Immediate Data message passed its CRC.
     fn recv_end(&mut self, opcode: Opcode, mo: u32, len: u16) -> Result<(), TermCause> {
+        // Without a slot for the completion the WQE stays in progress: the
+        // stream fails and `rx_failed` completes it (never, while the room
+        // checks hold).
+        if !self.room() {
+            return Err(TermCause::RDMAP_LOCAL_CATASTROPHIC);
+        }
         let Some(r) = self.ctx.recv.take() else {
             return Err(TermCause::RDMAP_LOCAL_CATASTROPHIC);
         };
@@ -495,14 +425,7 @@ impl Sink<'_> {
         } else {
             WcStatus::RemAccessErr
         };
-        self.defer(Action::Recv {
-            wr_id: r.wr_id,
-            status,
-            len: total,
-            flags,
-            ex,
-            solicited: opcode.solicited(),
-        })?;
+        self.complete_recv(r.wr_id, status, total, flags, ex, opcode.solicited())?;
         result
     }
 }
@@ -698,10 +621,10 @@ impl Engine {
         let mut next = pieces.iter();
         let mut rest: &[u8] = &[];
         loop {
-            let (failed, stop) = {
+            let (failed, stop, parked) = {
                 let mut st = self.rx.lock();
                 let RxState { parser, ctx } = &mut *st;
-                let mut out = (None, true);
+                let mut out = (None, true, None);
                 loop {
                     if rest.is_empty() {
                         match next.next() {
@@ -719,12 +642,23 @@ impl Engine {
                         deferred: &mut deferred,
                     };
                     match parser.feed_some(rest, rest.len(), &mut sink) {
-                        // The actions of the pieces before fill the queue
-                        // and this one starts at an FPDU boundary: run them
-                        // first. With an empty queue it cannot happen; never
-                        // spin on it.
+                        // The actions queued before fill the queue and this
+                        // piece goes on at an FPDU boundary: run them first.
+                        Ok(0) if deferred.n > 0 => {
+                            out.1 = false;
+                            break;
+                        }
+                        // A saturated sink with an empty queue (cannot be:
+                        // `DEFER` > `PER_FPDU`): fail the stream rather than
+                        // spin or drop octets.
                         Ok(0) => {
-                            out.1 = deferred.n == 0;
+                            ctx.dead = true;
+                            let cause = TermCause::RDMAP_LOCAL_CATASTROPHIC;
+                            let error = RxError {
+                                terminate: TerminateRepr::new(cause),
+                                reply: true,
+                            };
+                            out.0 = Some((error, ctx.recv.take()));
                             break;
                         }
                         Ok(n) => {
@@ -742,9 +676,11 @@ impl Engine {
                         }
                     }
                 }
+                out.2 = ctx.parked.take();
                 out
             };
             self.run_actions(deferred.take());
+            self.run_actions(parked.into_iter());
             if let Some((e, recv)) = failed {
                 self.rx_failed(e, recv);
                 break;
@@ -756,35 +692,5 @@ impl Engine {
         // A `break` under the lock may leave actions queued before it.
         self.run_actions(deferred.take());
         total
-    }
-
-    /// Runs deferred actions, in order.
-    fn run_actions(self: &Arc<Self>, batch: impl Iterator<Item = Action>) {
-        for a in batch {
-            match a {
-                Action::Recv {
-                    wr_id,
-                    status,
-                    len,
-                    flags,
-                    ex,
-                    solicited,
-                } => self
-                    .qp
-                    .rq_complete(wr_id, status, len, flags, ex, solicited),
-                Action::Reap => {
-                    if self.reap() {
-                        self.fail(None);
-                    }
-                }
-                Action::Kick => self.kick(),
-                Action::Resume => {
-                    if core::mem::take(&mut self.shared.lock().tx_stalled) {
-                        self.kick();
-                    }
-                }
-                Action::PeerTerminate(cause) => self.peer_terminate(cause),
-            }
-        }
     }
 }

@@ -23,6 +23,7 @@ pub(crate) mod obj;
 pub(crate) mod owner;
 pub(crate) mod percpu;
 pub(crate) mod qp;
+pub(crate) mod random;
 pub(crate) mod registration;
 pub(crate) mod registry;
 pub(crate) mod sock;

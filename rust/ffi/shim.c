@@ -8,6 +8,7 @@
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
 #include <linux/module.h>
+#include <linux/random.h>
 #include <net/addrconf.h>
 #include <net/if_inet6.h>
 #include "shim.h"
@@ -177,13 +178,22 @@ int rsiw_shim_init(const void *ctx, u32 uverbs_abi_ver)
 
 	rsiw_ctx = ctx;
 	rsiw_device_ops.uverbs_abi_ver = uverbs_abi_ver;
-	/* Destroyed by rsiw_shim_cm_exit() after the last device is gone. */
-	rv = rsiw_shim_cm_init();
+	/*
+	 * Destroyed by rsiw_shim_wq_exit() and rsiw_shim_cm_exit() after the
+	 * last device is gone.
+	 */
+	rv = rsiw_shim_wq_init();
 	if (rv)
 		return rv;
+	rv = rsiw_shim_cm_init();
+	if (rv) {
+		rsiw_shim_wq_exit();
+		return rv;
+	}
 	rv = register_netdevice_notifier(&rsiw_netdev_nb);
 	if (rv) {
 		rsiw_shim_cm_exit();
+		rsiw_shim_wq_exit();
 		return rv;
 	}
 	register_inetaddr_notifier(&rsiw_inetaddr_nb);
@@ -324,6 +334,17 @@ unsigned int rsiw_shim_netdev_addr(const struct net_device *ndev, u8 *mac,
 void rsiw_shim_random_mac(u8 *mac)
 {
 	eth_random_addr(mac);
+}
+
+/* STag keys and the STag index permutation's key (rust/ffi/random.rs). */
+u32 rsiw_shim_random_u32(void)
+{
+	return get_random_u32();
+}
+
+void rsiw_shim_random_bytes(void *buf, size_t len)
+{
+	get_random_bytes(buf, len);
 }
 
 MODULE_ALIAS_RDMA_LINK("rsiw");

@@ -90,6 +90,8 @@ unsigned int rsiw_shim_netdev_mtu(const struct net_device *ndev);
 unsigned int rsiw_shim_netdev_addr(const struct net_device *ndev, u8 *mac,
 				   unsigned int len);
 void rsiw_shim_random_mac(u8 *mac);
+u32 rsiw_shim_random_u32(void);
+void rsiw_shim_random_bytes(void *buf, size_t len);
 unsigned int rsiw_shim_netdev_ips(struct net_device *ndev, u8 (*out)[16],
 				  unsigned int max);
 void rsiw_shim_device_set_parent(struct ib_device *ibdev,

@@ -13,6 +13,12 @@
  * two CPUs, always) and bounce the stream between the two (performance.md,
  * run AH). The high-priority pool lets the TX work run ahead of a
  * busy-polling consumer on its CPU, as the receive softirq does.
+ *
+ * The work items run on rsiw's own queue (per-CPU, high priority, as
+ * system_highpri_wq), not a system one, so that unload can wait for every
+ * one of them: a work item still running the tail of an engine's run (and
+ * the drop of its last reference) after the last device is gone would
+ * otherwise execute module text that rmmod frees.
  */
 #include <linux/cpumask.h>
 #include <linux/sched.h>
@@ -20,24 +26,44 @@
 #include <linux/workqueue.h>
 #include "shim.h"
 
+/* Connections' TX/RX work; destroyed (and drained) at unload. */
+static struct workqueue_struct *rsiw_wq;
+
+int rsiw_shim_wq_init(void)
+{
+	rsiw_wq = alloc_workqueue("rsiw", WQ_HIGHPRI, 0);
+	return rsiw_wq ? 0 : -ENOMEM;
+}
+
+/*
+ * With every device gone (every engine stopped: none queues work any more),
+ * waits for the work items still queued or running, then frees the queue.
+ */
+void rsiw_shim_wq_exit(void)
+{
+	if (rsiw_wq)
+		destroy_workqueue(rsiw_wq);
+	rsiw_wq = NULL;
+}
+
 bool rsiw_shim_queue_tx_work(struct work_struct *w, unsigned int hint)
 {
 	unsigned int n = num_online_cpus();
 	unsigned int cpu;
 
 	if (n < 2)
-		return queue_work(system_highpri_wq, w);
+		return queue_work(rsiw_wq, w);
 	/* A worker, or a softirq over one: stay (bound workers do not move). */
 	if (current->flags & PF_WQ_WORKER)
-		return queue_work_on(raw_smp_processor_id(), system_highpri_wq, w);
+		return queue_work_on(raw_smp_processor_id(), rsiw_wq, w);
 	cpu = cpumask_nth(hint % n, cpu_online_mask);
 	/* A hint only: the CPU may change right after this read. */
 	if (cpu == raw_smp_processor_id())
 		cpu = cpumask_nth((hint + 1) % n, cpu_online_mask);
 	/* CPU hotplug raced with the count: let the workqueue choose. */
 	if (cpu >= nr_cpu_ids)
-		return queue_work(system_highpri_wq, w);
-	return queue_work_on(cpu, system_highpri_wq, w);
+		return queue_work(rsiw_wq, w);
+	return queue_work_on(cpu, rsiw_wq, w);
 }
 
 /*
@@ -50,5 +76,5 @@ bool rsiw_shim_queue_tx_work(struct work_struct *w, unsigned int hint)
  */
 bool rsiw_shim_queue_rx_work(struct work_struct *w)
 {
-	return queue_work(system_highpri_wq, w);
+	return queue_work(rsiw_wq, w);
 }

@@ -5,6 +5,8 @@
 
 #include <linux/workqueue.h>
 
+int rsiw_shim_wq_init(void);
+void rsiw_shim_wq_exit(void);
 bool rsiw_shim_queue_tx_work(struct work_struct *w, unsigned int hint);
 bool rsiw_shim_queue_rx_work(struct work_struct *w);
 

@@ -147,7 +147,8 @@ impl State {
 /// One memory region (and its STag).
 #[pin_data]
 pub(crate) struct Mem {
-    /// STag index (the upper 24 bits); set once at insertion.
+    /// STag index (the upper 24 bits: the table's permutation of the
+    /// region's slot, `MemTable::register`); set once at insertion.
     index: AtomicU32,
     kind: MemKind,
     /// Windows bound to this region; `dereg_mr` refuses while non-zero.

@@ -7,6 +7,8 @@
 //! (Rev 1, CRC) and then sends one crafted FPDU, printing what comes back.
 
 mod rst;
+#[path = "rawpeer_serve.rs"]
+mod serve;
 mod zc_peer;
 
 use rsiw_proto::crc::{crc32c_finish, soft_update, CRC32C_INIT};
@@ -38,6 +40,17 @@ const USAGE: &str = "usage:
       requested octets (short) or all of them (full), each octet 0xa5, last flag set;
       prints `read STAG TO SIZE`, then `got HEX` (what arrived within 5 s after the
       Response) and `end fin|rst|open`.
+  rsiw-rawpeer serve-guess ADDR:PORT
+      Listens, answers one MPA Request as serve-read does, waits for a Send carrying
+      an STag, its TO and the TO of the region registered after it (20 octets), Reads
+      16 octets through the STag, then through STag + 0x101 (what the next region's
+      STag was when keys and indices counted up) at the next TO; prints `told STAG TO
+      NEXT_TO`, `read ok|failed HEX`, `guess STAG got HEX` and `end fin|rst|open`.
+  rsiw-rawpeer serve-sends ADDR:PORT COUNT
+      Listens, answers one MPA Request as serve-read does, waits for a Send, then
+      sends COUNT Sends of 8 octets at once, 12 on one page and one on each page
+      after, spliced from those pages (one socket buffer fragment per page); prints
+      `sent COUNT Sends on PAGES pages`, `got HEX` and `end fin|rst|open`.
   rsiw-rawpeer serve-hold ADDR:PORT SECONDS
       Listens, answers one MPA Request as serve-read does, then reads and discards
       what comes for SECONDS without ever closing its side (a peer that does not
@@ -593,6 +606,8 @@ fn run(args: &[String]) -> Result<(), String> {
             serve_hold(addr, args.get(2).and_then(|s| s.parse().ok()).ok_or(USAGE)?)
         }
         (Some("serve-read"), Some(addr)) => serve_read(addr, args.get(2).ok_or(USAGE)?),
+        (Some("serve-guess"), Some(addr)) => serve::serve_guess(addr),
+        (Some("serve-sends"), Some(addr)) => serve::serve_sends(addr, num(2)? as usize),
         (Some("qpconn"), Some(_)) => qpconn(args),
         (Some("zc-window"), Some(addr)) => {
             zc_peer::run(addr, args.get(2).ok_or(USAGE)?, args.get(3).ok_or(USAGE)?)

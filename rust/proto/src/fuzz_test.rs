@@ -515,3 +515,59 @@ fn tx_mutation_fuzz() {
     let classes = run("tx", tx_seeds(), 4_000, tx_one, tx_signature);
     assert!(classes > 50, "{classes}");
 }
+
+/// A saturated sink is handed no further FPDU, the first FPDU of a call included:
+/// the module feeds each piece of a socket buffer (its linear part and fragments)
+/// with its own `feed_some` call, and a receive WQE taken for an FPDU past the room
+/// in its queue of completions could not be completed. Pieces cut anywhere: an FPDU
+/// already begun is finished (the parser stops at FPDU boundaries only).
+#[test]
+fn feed_some_stops_for_a_saturated_sink_at_every_piece() {
+    let mut b = StreamBuilder::new(true, false);
+    for i in 0..40u8 {
+        b.send(&[i; 8], 1000);
+    }
+    let fpdu = b.out.len() / 40;
+    let cfg = RxConfig {
+        crc: true,
+        markers: false,
+        max_ulpdu: u16::MAX,
+    };
+    let (mut rx, mut sink) = rx_start(cfg);
+    sink.saturate_after = 12;
+    // One FPDU per piece, then pieces that cut FPDUs, as a peer's small Sends in
+    // one skb of several fragments would arrive.
+    let sizes = [fpdu, fpdu, fpdu, fpdu / 2, fpdu + 3, 1, 2 * fpdu, fpdu - 1];
+    let mut rest = &b.out[..];
+    let mut pieces = Vec::new();
+    for &n in sizes.iter().cycle() {
+        if rest.is_empty() {
+            break;
+        }
+        let (p, r) = rest.split_at(n.min(rest.len()));
+        pieces.push(p);
+        rest = r;
+    }
+    let (mut ended, mut drains) = (0, 0);
+    for piece in pieces {
+        let mut rest = piece;
+        while !rest.is_empty() {
+            let n = rx.feed_some(rest, rest.len(), &mut sink).unwrap();
+            assert!(
+                sink.ends <= 12,
+                "{} segments ended past saturation",
+                sink.ends
+            );
+            if n == 0 {
+                // Only at a boundary, and only for a saturated sink: drain it.
+                assert!(rx.at_boundary() && sink.ends == 12);
+                ended += std::mem::take(&mut sink.ends);
+                drains += 1;
+            }
+            rest = &rest[n..];
+        }
+    }
+    ended += sink.ends;
+    assert_eq!(ended, 40);
+    assert_eq!(drains, 3);
+}

@@ -19,5 +19,6 @@ pub mod mpa;
 pub mod qpconn;
 pub mod rdmap;
 pub mod rx;
+pub mod stag;
 pub mod terminate;
 pub mod tx;

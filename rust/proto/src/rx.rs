@@ -140,7 +140,9 @@ pub trait RxSink {
     fn segment_end(&mut self, end: &SegmentEnd) -> Result<(), TermCause>;
     /// The sink can take no further FPDU now (e.g. its queue of completions to
     /// deliver is full): [`RxParser::feed_some`] stops at the next FPDU boundary,
-    /// after at least one octet, and the caller feeds the rest later.
+    /// the first one of the call included, and the caller feeds the rest later.
+    /// Asked only at FPDU boundaries, so a sink that says false there has room
+    /// for everything one FPDU may cause.
     fn saturated(&self) -> bool {
         false
     }
@@ -334,14 +336,6 @@ fn wanted(buf: &[u8], have: usize) -> usize {
     want.min(L + ulpdu).min(MAX_HDR)
 }
 
-/// Octets of the FPDU whose ULPDU_Length starts `input`, PAD and CRC included
-/// (RFC 5044 §4.1-§4.2; no markers), if the length field is there.
-fn fpdu_len(input: &[u8]) -> Option<usize> {
-    let len = input.get(..L)?;
-    let end = L + usize::from(u16::from_be_bytes([len[0], len[1]]));
-    Some(end + ((4 - (end & 3)) & 3) + fpdu::CRC_LEN)
-}
-
 /// `start + len - 1` does not wrap (the last octet is addressable).
 fn no_wrap_u64(start: u64, len: u64) -> bool {
     len == 0 || start.checked_add(len - 1).is_some()
@@ -385,27 +379,41 @@ impl<C: Crc32c> RxParser<C> {
         matches!(self.state, State::Header { have: 0, .. }) && self.marker.have == 0
     }
 
-    /// Feeds the next octets of the stream. On `Ok` all of `input` was consumed.
+    /// Feeds the next octets of the stream. On `Ok` all of `input` was consumed
+    /// ([`RxSink::saturated`] is not asked).
     pub fn feed<S: RxSink>(&mut self, mut input: &[u8], sink: &mut S) -> Result<(), RxError> {
         while !input.is_empty() {
-            let used = self.feed_some(input, input.len(), sink)?;
+            let used = self.feed_inner(input, input.len(), sink, false)?;
             input = input.get(used..).unwrap_or(&[]);
         }
         Ok(())
     }
 
-    /// Feeds at most `max` octets of `input` and returns how many it used
-    /// (at least one if `input` and `max` are not empty). It stops early at
-    /// an FPDU boundary when the next FPDU is not whole within the limit, so
-    /// that the next call starts with it: a caller that feeds a long input
-    /// in bounded pieces keeps them aligned to FPDUs and its FPDUs on the
-    /// one-step path. It also stops at an FPDU boundary when the sink is
-    /// [`RxSink::saturated`].
+    /// Feeds at most `max` octets of `input` and returns how many it used. It
+    /// stops early at an FPDU boundary when the next FPDU is not whole within
+    /// the limit, so that the next call starts with it: a caller that feeds a
+    /// long input in bounded pieces keeps them aligned to FPDUs and its FPDUs
+    /// on the one-step path. It also stops at an FPDU boundary when the sink is
+    /// [`RxSink::saturated`], before the first FPDU of the call too: then it
+    /// returns 0 and the caller drains the sink before it feeds again.
+    /// Otherwise it uses at least one octet if `input` and `max` are not empty.
     pub fn feed_some<S: RxSink>(
         &mut self,
         input: &[u8],
         max: usize,
         sink: &mut S,
+    ) -> Result<usize, RxError> {
+        self.feed_inner(input, max, sink, true)
+    }
+
+    /// [`Self::feed_some`], asking [`RxSink::saturated`] only if
+    /// `honour_saturation`.
+    fn feed_inner<S: RxSink>(
+        &mut self,
+        input: &[u8],
+        max: usize,
+        sink: &mut S,
+        honour_saturation: bool,
     ) -> Result<usize, RxError> {
         let input = input.get(..max.min(input.len())).unwrap_or(&[]);
         let mut used = 0;
@@ -414,18 +422,26 @@ impl<C: Crc32c> RxParser<C> {
                 return Err(e);
             }
             let boundary = matches!(self.state, State::Header { have: 0, .. });
-            if boundary && used > 0 && sink.saturated() {
+            // A sink that cannot take the actions of another FPDU is not
+            // handed one, even as the first of this call: the caller has to
+            // run what is queued first (a receive WQE taken could otherwise
+            // not be completed).
+            if boundary && honour_saturation && sink.saturated() {
                 break;
             }
             if !self.cfg.markers && boundary {
-                if let Some(n) = self.whole_fpdu(rest, sink) {
-                    used += n;
-                    continue;
-                }
-                // The next call can take the next FPDU whole if it fits the
-                // limit at all; one longer than the limit is cut anyway.
-                if used > 0 && !matches!(fpdu_len(rest), Some(n) if n > max) {
-                    break;
+                match self.whole_fpdu(rest, sink) {
+                    Ok(n) => {
+                        used += n;
+                        continue;
+                    }
+                    // The next call can take the next FPDU whole if it fits the
+                    // limit at all; one longer than the limit is cut anyway.
+                    Err(announced) => {
+                        if used > 0 && !matches!(announced, Some(n) if n > max) {
+                            break;
+                        }
+                    }
                 }
             }
             let mut limit = rest.len();
@@ -686,41 +702,71 @@ impl<C: Crc32c> RxParser<C> {
     }
 
     /// The common case, an FPDU that lies whole in `input` at an FPDU boundary
-    /// (no markers): parsed straight from the input with one CRC call, the
-    /// state untouched. Makes the same sink calls, in the same order, with
+    /// (no markers): parsed straight from the input with one pass of the CRC,
+    /// the state untouched. Makes the same sink calls, in the same order, with
     /// the same outcome as the state machine (the fuzz harness compares the
-    /// two: whole and split input); returns the octets used, or `None` (and
-    /// calls nothing) when the state machine must take it.
-    fn whole_fpdu<S: RxSink>(&mut self, input: &[u8], sink: &mut S) -> Option<usize> {
-        let used = fpdu_len(input)?;
-        let crc_field = input.get(used - fpdu::CRC_LEN..used)?;
-        let len = input.get(..L)?;
-        let ulpdu_len = u16::from_be_bytes([len[0], len[1]]);
+    /// two: whole and split input); returns the octets used, or (calling
+    /// nothing) `Err` with the length of the FPDU announced, if its length
+    /// field is in, when the state machine must take it.
+    ///
+    /// Every header octet is read once from `input`, into a copy that all
+    /// decisions are made on: the input may be memory another party can still
+    /// write (user pages spliced into a loopback socket), so a field read twice
+    /// could say one thing to the bounds and another to the arithmetic after
+    /// them (a ULPDU_Length that framed one FPDU and then padded another).
+    fn whole_fpdu<S: RxSink>(
+        &mut self,
+        input: &[u8],
+        sink: &mut S,
+    ) -> Result<usize, Option<usize>> {
+        let mut buf = [0u8; MAX_HDR];
+        let copied = input.len().min(MAX_HDR);
+        if let (Some(dst), Some(src)) = (buf.get_mut(..copied), input.get(..copied)) {
+            dst.copy_from_slice(src);
+        }
+        if copied < L {
+            return Err(None);
+        }
+        let ulpdu_len = u16::from_be_bytes([buf[0], buf[1]]);
         // Length field and ULPDU, then the PAD to a 4-octet boundary (RFC 5044 §4.2).
         let end = L + usize::from(ulpdu_len);
-        let pad = used - fpdu::CRC_LEN - end;
-        // The header octets the state machine would collect.
+        let pad = fpdu::pad_len(ulpdu_len);
+        let used = fpdu::fpdu_len(ulpdu_len);
+        let Some(crc_field) = input.get(end + pad..used) else {
+            return Err(Some(used));
+        };
+        let mut got = [0u8; fpdu::CRC_LEN];
+        if crc_field.len() == got.len() {
+            got.copy_from_slice(crc_field);
+        }
+        // The header octets the state machine would collect (all within `buf`:
+        // `wanted` stops at `MAX_HDR` and at the ULPDU's end, which `input` holds).
         let mut have = L;
         loop {
-            let w = wanted(input, have);
+            let w = wanted(&buf, have);
             if w <= have {
                 break;
             }
             have = w;
         }
-        let seg_bytes = input.get(L..have)?;
+        let Some(seg_bytes) = buf.get(L..have) else {
+            return Err(Some(used));
+        };
         let info = self.validate(ulpdu_len, seg_bytes);
         if let Ok(i) = &info {
             // The state machine would read the trailer right after the payload:
             // the same place unless the headers disagree with ULPDU_Length.
             if have + usize::from(i.payload_len) != end {
-                return None;
+                return Err(Some(used));
             }
         }
         let crc_ok = !self.cfg.crc || {
-            let covered = input.get(..end + pad)?;
-            let got = u32::from_le_bytes([crc_field[0], crc_field[1], crc_field[2], crc_field[3]]);
-            crc32c_finish(self.crc.update(CRC32C_INIT, covered)) == got
+            // The headers as they were read, then payload and PAD.
+            let Some(rest) = input.get(have..end + pad) else {
+                return Err(Some(used));
+            };
+            let reg = self.crc.update(CRC32C_INIT, buf.get(..have).unwrap_or(&[]));
+            crc32c_finish(self.crc.update(reg, rest)) == u32::from_le_bytes(got)
         };
         let reject = |cause| RxError::segment(cause, ulpdu_len, seg_bytes);
         let outcome = info.and_then(|info| {
@@ -750,7 +796,7 @@ impl<C: Crc32c> RxParser<C> {
         if let Err(e) = result {
             self.state = State::Dead(e);
         }
-        Some(used)
+        Ok(used)
     }
 }
 
