@@ -11,10 +11,10 @@ use kernel::{
     types::ForeignOwnable,
 };
 
+// Types that may be read from / written as raw bytes (6.12: `kernel::types`;
+// 7.x: `kernel::transmute`).
 #[cfg(rsiw_k7)]
 pub(crate) use kernel::transmute::{AsBytes, FromBytes};
-/// Types that may be read from / written as raw bytes (6.12: `kernel::types`;
-/// 7.x: `kernel::transmute`).
 #[cfg(not(rsiw_k7))]
 pub(crate) use kernel::types::{AsBytes, FromBytes};
 

@@ -425,7 +425,8 @@ fn soak_scripts(ctx: &Ctx, a: &Args, rest: Vec<String>) -> Result<ExitCode> {
     let a = Args {
         command: "test".into(),
         kernel: a.kernel,
-        kernel_given: a.kernel_given,
+        // The long versions run on the one kernel asked for (by default 6.12).
+        kernel_given: true,
         flavour: a.flavour,
         flavour_given: a.flavour_given,
         script: None,
