@@ -512,7 +512,11 @@ fn pump(
             let show = match echo {
                 Echo::All => true,
                 Echo::FromInit => booted.load(Ordering::Relaxed),
-                Echo::Cases => line.contains("RSIW-TEST ") && !line.contains("RSIW-VM"),
+                // The boot line too: it names the kernel each VM runs.
+                Echo::Cases => {
+                    (line.contains("RSIW-TEST ") && !line.contains("RSIW-VM"))
+                        || line.contains(BOOT_SENTINEL)
+                }
                 Echo::Silent => false,
             };
             if show {
