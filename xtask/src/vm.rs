@@ -25,7 +25,7 @@ pub enum Echo {
     All,
     /// Every line from the init's first line on (no kernel boot messages).
     FromInit,
-    /// Only `RSIW-TEST` lines (the suite's view).
+    /// Only `RSIW-TEST` lines and the init's boot line (the suite's view).
     Cases,
     /// Nothing.
     Silent,
