@@ -27,6 +27,16 @@ typedef struct sockaddr_unsized rsiw_sockaddr;
 typedef struct sockaddr rsiw_sockaddr;
 #endif
 
+/*
+ * 7.x: a per-CPU workqueue says so (WQ_PERCPU; without it or WQ_UNBOUND,
+ * alloc_workqueue() warns); 6.12's are per-CPU unless WQ_UNBOUND.
+ */
+#ifdef RSIW_K7
+#define RSIW_WQ_PERCPU WQ_PERCPU
+#else
+#define RSIW_WQ_PERCPU 0
+#endif
+
 /* 6.16 renamed from_timer() to timer_container_of(). */
 #ifndef timer_container_of
 #define timer_container_of(var, t, field) from_timer(var, t, field)

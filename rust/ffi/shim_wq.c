@@ -31,7 +31,7 @@ static struct workqueue_struct *rsiw_wq;
 
 int rsiw_shim_wq_init(void)
 {
-	rsiw_wq = alloc_workqueue("rsiw", WQ_HIGHPRI, 0);
+	rsiw_wq = alloc_workqueue("rsiw", WQ_HIGHPRI | RSIW_WQ_PERCPU, 0);
 	return rsiw_wq ? 0 : -ENOMEM;
 }
 
