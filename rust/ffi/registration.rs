@@ -52,10 +52,10 @@ impl<T: DeviceData> Drop for Registration<T> {
         // SAFETY: registered in `new`; waits for a running newlink.
         unsafe { bindings::rsiw_shim_exit() };
         self.registry.unregister_all();
-        // SAFETY: created by `rsiw_shim_init`; with every device gone every
-        // engine is stopped and queues no TX/RX work any more: this waits
-        // for the work items still queued or running (the tail of a run
-        // executes module text). First, as what they run may queue CM work.
+        // The TX/RX work first (what it runs may queue CM work); the tail of
+        // a work item executes module text, so unload must wait for it.
+        // SAFETY: created by `rsiw_shim_init`; with every device gone no engine
+        // queues TX/RX work: this waits for the items still queued or running.
         unsafe { bindings::rsiw_shim_wq_exit() };
         // SAFETY: created by `rsiw_shim_init`; with every device gone no CM
         // op can queue work any more, and this drains what is queued.
