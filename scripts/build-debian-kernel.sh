@@ -40,6 +40,8 @@ in_root() { "$here/scripts/in-debian-root.sh" "$@"; }
 # with its log's last lines on stderr.
 exec 3>&1 4>&2 >"$log" 2>&1
 trap 'echo "build-debian-kernel: failed; last lines of $log:" >&4; tail -n 30 "$log" >&4' ERR
+# die WHY: the reason on stderr and in the log.
+die() { echo "build-debian-kernel: $*" | tee /dev/fd/4; exit 1; }
 {
     hdr=/usr/src/linux-headers-$release
     # The compiler Debian named (CONFIG_CC_VERSION_TEXT: x86_64-linux-gnu-gcc-14).
@@ -53,9 +55,10 @@ trap 'echo "build-debian-kernel: failed; last lines of $log:" >&4; tail -n 30 "$
         rmdir "$dir/extract"
         cp "$root$hdr/.config" "$src/.config"
         in_root make -C "$src" CC="$cc" olddefconfig
-        cmp -s "$root$hdr/.config" "$src/.config" ||
-            { echo "build-debian-kernel: olddefconfig changed Debian's .config (another rustc or bindgen?)"; 
-              diff "$root$hdr/.config" "$src/.config" | head -20; exit 3; }
+        if ! cmp -s "$root$hdr/.config" "$src/.config"; then
+            diff "$root$hdr/.config" "$src/.config" | head -20
+            die "olddefconfig changed Debian's .config (another compiler, rustc or bindgen than Debian's?); the difference is in $log"
+        fi
         in_root make -C "$src" CC="$cc" -j"$(nproc)" prepare
         in_root make -C "$src" CC="$cc" -j"$(nproc)" modules_prepare
         touch "$src/.rsiw-prepared"
@@ -71,7 +74,7 @@ trap 'echo "build-debian-kernel: failed; last lines of $log:" >&4; tail -n 30 "$
     have=$(for o in "$src"/rust/*.o; do nm --defined-only "$o" 2>/dev/null; done | awk '{print $3}' | grep '^_R' | sort -u)
     missing=$(comm -23 <(echo "$need") <(echo "$have") | wc -l)
     [ "$missing" = 0 ] ||
-        { echo "build-debian-kernel: $missing Rust symbols of Debian's Module.symvers are not in the rebuilt rust/*.o: the toolchain differs from Debian's"; exit 4; }
+        die "$missing Rust symbols of Debian's Module.symvers are not in the rebuilt rust/*.o: the toolchain differs from Debian's"
     echo "build-debian-kernel: all $(echo "$need" | wc -l) Rust symbols of Debian's kernel match"
 
     # Debian's kernel image and the modules the VM needs (RDMA, NFS, NVMe, the
