@@ -13,13 +13,21 @@ set -euo pipefail
 
 kver=7.3.4+deb13
 pkgs=(rustc rust-src rustfmt bindgen gcc make flex bison bc libelf-dev libssl-dev python3
-      xz-utils cpio kmod libclang-dev clang lld dwarves pahole dkms dpkg-dev debhelper openssl
+      xz-utils cpio kmod libclang-dev clang lld llvm dwarves pahole dkms dpkg-dev debhelper openssl
       linux-source-7.3 "linux-headers-$kver-amd64")
 mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
 mirror=${RSIW_DEBIAN_MIRROR:-${mirror:-http://deb.debian.org/debian}}
 key=$(echo "${pkgs[*]} $mirror" | sha256sum | cut -c1-12)
 cache=${RSIW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rsiw}
 dir="$cache/debian/trixie-$key"
+if [ -f "$dir/.complete" ]; then
+    echo "$dir/root"; exit 0
+fi
+# Two builds may ask for the root at once (the 7.3 kernel and Debian's tree are made
+# side by side): one makes it, the other waits for it.
+mkdir -p "$cache/debian"
+exec 9>"$cache/debian/.lock"
+flock 9
 if [ -f "$dir/.complete" ]; then
     echo "$dir/root"; exit 0
 fi

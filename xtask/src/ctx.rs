@@ -38,6 +38,10 @@ pub enum KernelLine {
     /// Debian 12's `linux-source-6.12`, built by `scripts/build-kernel.sh` with the
     /// host's clang 14 and the fragments of `qemu/kernel/` (flavours debug and perf).
     L6_12,
+    /// Debian 13's `linux-source-7.3` (trixie-backports), built by
+    /// `scripts/build-kernel.sh --line 7.3` in the trixie root with Debian's rustc,
+    /// bindgen and clang 19 and the same fragments (flavours debug and perf).
+    L7_3,
     /// Debian 13's own backports kernel, `linux-image-7.3.4+deb13-amd64`, as Debian
     /// ships it (its own configuration and modules; no siw), with rsiw built against
     /// a tree made like its headers by `scripts/build-debian-kernel.sh`. No flavours.
@@ -49,8 +53,9 @@ impl KernelLine {
     pub fn parse(s: &str) -> Result<Self> {
         match s {
             "6.12" => Ok(KernelLine::L6_12),
+            "7.3" => Ok(KernelLine::L7_3),
             "debian-7.3" => Ok(KernelLine::Debian7_3),
-            _ => bail!("unknown kernel `{s}`: use `6.12` or `debian-7.3`"),
+            _ => bail!("unknown kernel `{s}`: use `6.12`, `7.3` or `debian-7.3`"),
         }
     }
 
@@ -58,6 +63,7 @@ impl KernelLine {
     pub fn name(self) -> &'static str {
         match self {
             KernelLine::L6_12 => "6.12",
+            KernelLine::L7_3 => "7.3",
             KernelLine::Debian7_3 => "debian-7.3",
         }
     }
@@ -65,12 +71,12 @@ impl KernelLine {
     /// Its build tools run in the trixie root of `scripts/debian-root.sh`
     /// (`scripts/in-debian-root.sh`), not on the host.
     pub fn in_debian_root(self) -> bool {
-        matches!(self, KernelLine::Debian7_3)
+        matches!(self, KernelLine::L7_3 | KernelLine::Debian7_3)
     }
 
     /// The kernel has its own configuration: `--flavour` does not apply.
     pub fn has_flavours(self) -> bool {
-        matches!(self, KernelLine::L6_12)
+        matches!(self, KernelLine::L6_12 | KernelLine::L7_3)
     }
 }
 
@@ -101,24 +107,25 @@ impl Ctx {
         }
     }
 
-    /// `target/vm/<flavour>/` (6.12) or `target/vm/<kernel>/`: build products that
-    /// depend on the kernel.
+    /// `target/vm/<flavour>/` (6.12), `target/vm/7.3-<flavour>/` or
+    /// `target/vm/<kernel>/`: build products that depend on the kernel.
     pub fn out_dir(&self) -> PathBuf {
         self.root.join("target/vm").join(self.kernel_tag())
     }
 
-    /// The flavour for 6.12 (`debug`, `perf`), the kernel's name otherwise: what
-    /// names this kernel's build products and runs.
+    /// The flavour for 6.12 (`debug`, `perf`), line and flavour for 7.3 (`7.3-debug`),
+    /// the kernel's name otherwise: what names this kernel's build products and runs.
     pub fn kernel_tag(&self) -> &'static str {
-        if self.kernel.has_flavours() {
-            self.flavour.name()
-        } else {
-            self.kernel.name()
+        match (self.kernel, self.flavour) {
+            (KernelLine::L6_12, f) => f.name(),
+            (KernelLine::L7_3, Flavour::Debug) => "7.3-debug",
+            (KernelLine::L7_3, Flavour::Perf) => "7.3-perf",
+            (k, _) => k.name(),
         }
     }
 
-    /// `target/vm/<name>/` (6.12) or `target/vm/<kernel>/runs/<name>/`: the logs of
-    /// one VM run.
+    /// `target/vm/<name>/` (6.12) or `target/vm/<kernel tag>/runs/<name>/`: the logs
+    /// of one VM run.
     pub fn run_dir(&self, name: &str) -> PathBuf {
         if self.kernel == KernelLine::L6_12 {
             self.root.join("target/vm").join(name)

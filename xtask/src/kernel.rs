@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! The cached kernel of `ctx.kernel`: built (or found) by `scripts/build-kernel.sh FLAVOUR`
-//! (6.12) or made ready by `scripts/build-debian-kernel.sh` (Debian's own 7.3).
+//! The cached kernel of `ctx.kernel`: built (or found) by `scripts/build-kernel.sh
+//! [--line 7.3] FLAVOUR` (6.12, 7.3) or made ready by `scripts/build-debian-kernel.sh`
+//! (Debian's own 7.3).
 
 use crate::cmd;
 use crate::ctx::{Ctx, KernelLine};
@@ -34,9 +35,11 @@ pub fn ensure_idle(ctx: &Ctx, idle: bool) -> Result<Kernel> {
     } else {
         None
     };
-    let (script, args): (&str, &[&str]) = match ctx.kernel {
-        KernelLine::L6_12 => ("scripts/build-kernel.sh", &[ctx.flavour.name()]),
-        KernelLine::Debian7_3 => ("scripts/build-debian-kernel.sh", &[]),
+    let flavour = ctx.flavour.name();
+    let (script, args): (&str, Vec<&str>) = match ctx.kernel {
+        KernelLine::L6_12 => ("scripts/build-kernel.sh", vec![flavour]),
+        KernelLine::L7_3 => ("scripts/build-kernel.sh", vec!["--line", "7.3", flavour]),
+        KernelLine::Debian7_3 => ("scripts/build-debian-kernel.sh", vec![]),
     };
     let out = cmd::stdout(
         cmd::maybe_idle("bash", idle)
@@ -55,7 +58,7 @@ pub fn ensure_idle(ctx: &Ctx, idle: bool) -> Result<Kernel> {
     let release = release(&kdir, &dir)?;
     Ok(Kernel {
         bzimage: match ctx.kernel {
-            KernelLine::L6_12 => kdir.join("arch/x86/boot/bzImage"),
+            KernelLine::L6_12 | KernelLine::L7_3 => kdir.join("arch/x86/boot/bzImage"),
             KernelLine::Debian7_3 => dir.join("vmlinuz"),
         },
         modules: dir.join("modroot/lib/modules").join(&release),

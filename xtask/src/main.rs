@@ -59,10 +59,12 @@ commands:
                              RSIW_RMMOD_LOOPS=100 rmmod rounds, RSIW_NOMEM_S=60 s memory-pressure phases
 
 options:
-  --kernel 6.12|debian-7.3   kernel to build for and boot (default 6.12, the test kernel built
-                             here; debian-7.3: Debian 13's own backports kernel and modules, rsiw
-                             built against a tree made like its headers, in a trixie root)
-  --flavour debug|perf       6.12's flavour (default debug: KASAN, lockdep, kmemleak)
+  --kernel 6.12|7.3|debian-7.3
+                             kernel to build for and boot (default 6.12, the test kernel built
+                             here; 7.3: the same test kernel from Debian 13's linux-source-7.3,
+                             built in a trixie root; debian-7.3: Debian 13's own backports kernel
+                             and modules, rsiw built against a tree made like its headers)
+  --flavour debug|perf       6.12's and 7.3's flavour (default debug: KASAN, lockdep, kmemleak)
   --timeout SECONDS          VM timeout for `vm`/`run` (default 300)
   --seconds N                `fuzz`: run each target for N seconds
   --host-only / --vm-only    `test`: run only one half
@@ -291,7 +293,7 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     let others: Vec<Ctx> = if a.kernel_given || a.host_only {
         Vec::new()
     } else {
-        [KernelLine::Debian7_3]
+        [KernelLine::L7_3, KernelLine::Debian7_3]
             .into_iter()
             .map(|k| Ctx::new(k, ctx.flavour))
             .collect()

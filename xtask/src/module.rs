@@ -14,9 +14,9 @@ pub fn llvm() -> String {
 }
 
 /// `make` for an out-of-tree build against `k`, run where `k`'s toolchain is: on the
-/// host with `LLVM=` for 6.12 (clang 14), in the trixie root with the compiler
-/// Debian's `.config` names for Debian's kernel (the root Makefile finds it itself;
-/// the test modules get it as `CC=`).
+/// host with `LLVM=` for 6.12 (clang 14), in the trixie root for 7.3 (clang 19) and
+/// Debian's kernel (gcc 14) with the compiler the tree's `.config` names (the root
+/// Makefile finds it itself; the test modules get it as `LLVM=` or `CC=`).
 fn make(ctx: &Ctx, k: &Kernel, own_makefile: bool) -> Result<Command> {
     if !k.line.in_debian_root() {
         let mut c = Command::new("make");
@@ -26,20 +26,30 @@ fn make(ctx: &Ctx, k: &Kernel, own_makefile: bool) -> Result<Command> {
     let mut c = Command::new(ctx.root.join("scripts/in-debian-root.sh"));
     c.env("RSIW_CACHE", &ctx.cache).arg("make");
     if !own_makefile {
-        c.arg(format!("CC={}", kernel_cc(k)?));
+        c.arg(kernel_compiler(k)?);
     }
     Ok(c)
 }
 
-/// The compiler a gcc-built tree names in `CONFIG_CC_VERSION_TEXT`.
-fn kernel_cc(k: &Kernel) -> Result<String> {
+/// The compiler of `k`'s `.config` as a make argument: `LLVM=-NN` for a clang-built
+/// tree (`CONFIG_CLANG_VERSION`), `CC=<CONFIG_CC_VERSION_TEXT's first word>` for gcc.
+fn kernel_compiler(k: &Kernel) -> Result<String> {
     let config = std::fs::read_to_string(k.kdir.join(".config"))
         .with_context(|| format!("reading {}/.config", k.kdir.display()))?;
-    config
-        .lines()
-        .find_map(|l| l.strip_prefix("CONFIG_CC_VERSION_TEXT=\""))
-        .and_then(|t| t.split_whitespace().next())
-        .map(String::from)
+    let value = |name: &str| {
+        config
+            .lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+    };
+    if value("CONFIG_CC_IS_CLANG") == Some("y") {
+        let version: u32 = value("CONFIG_CLANG_VERSION")
+            .and_then(|v| v.parse().ok())
+            .with_context(|| format!("{}/.config names no clang version", k.kdir.display()))?;
+        return Ok(format!("LLVM=-{}", version / 10000));
+    }
+    value("CONFIG_CC_VERSION_TEXT")
+        .and_then(|t| t.trim_matches('"').split_whitespace().next())
+        .map(|cc| format!("CC={cc}"))
         .with_context(|| format!("{}/.config names no compiler", k.kdir.display()))
 }
 

@@ -64,8 +64,8 @@ const APT_PACKAGES: &[&str] = &[
     "curl",
     // `cargo xtask fuzz`: libfuzzer-sys compiles libFuzzer with `c++`.
     "g++",
-    // `--kernel debian-7.3`: the trixie root with Debian's own rustc, bindgen and gcc
-    // for its 7.3 kernel (`scripts/debian-root.sh`).
+    // `--kernel 7.3` and `--kernel debian-7.3`: the trixie root with Debian's own rustc,
+    // bindgen, clang and gcc for its 7.3 kernels (`scripts/debian-root.sh`).
     "mmdebstrap",
 ];
 

@@ -212,11 +212,18 @@ pub fn discover(ctx: &Ctx, filters: &[String]) -> Result<Vec<Script>> {
             continue;
         }
         match &s.flavours {
-            Some(f) if !f.iter().any(|f| f == ctx.kernel_tag()) => eprintln!(
-                "test: vm: {}: skipped, only for the {} flavour(s)",
-                s.name,
-                f.join(" ")
-            ),
+            // A flavour names the flavour of 6.12 and 7.3, or Debian's kernel.
+            Some(f)
+                if !f.iter().any(|f| {
+                    f == ctx.kernel_tag() || (ctx.kernel.has_flavours() && f == ctx.flavour.name())
+                }) =>
+            {
+                eprintln!(
+                    "test: vm: {}: skipped, only for the {} flavour(s)",
+                    s.name,
+                    f.join(" ")
+                )
+            }
             _ => out.push(s),
         }
     }
