@@ -293,7 +293,9 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     let others: Vec<Ctx> = if a.kernel_given || a.host_only {
         Vec::new()
     } else {
-        [KernelLine::L7_3, KernelLine::Debian7_3]
+        // The 7.3 test kernel is not in this list yet: its 15-minute build beside the
+        // suite has not been fitted into the hour (Documentation/kernels.md).
+        [KernelLine::Debian7_3]
             .into_iter()
             .map(|k| Ctx::new(k, ctx.flavour))
             .collect()
