@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# rsiw-kernels: debian-7.3
+# rsiw-kernels: 7.3 debian-7.3
 # rsiw-group: conn
 # rsiw-timeout: 400
 # rsiw0's counters (`rdma statistic show link rsiw0/1`, ib_core's hw_stats) and each QP's

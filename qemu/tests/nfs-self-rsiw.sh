@@ -3,7 +3,7 @@
 # rsiw-group: nfs-self
 # rsiw-requires: datapath
 # rsiw-timeout: 600
-# rsiw-kernels: debian-7.3
+# rsiw-kernels: 7.3 debian-7.3
 # NFS v4.2 over RPC-over-RDMA (RFC 8166) in one VM: knfsd exports a tmpfs over rsiw0
 # and the VM mounts it (proto=rdma, port 20049); 1 MiB written O_DIRECT (a Read chunk)
 # and read back after the caches are dropped (a Write chunk), every byte checked. The

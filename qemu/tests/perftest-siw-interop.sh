@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-kernels: 7.3
 # rsiw-vms: 2
 # rsiw-group: siw-pairs
 # rsiw-requires: datapath siw

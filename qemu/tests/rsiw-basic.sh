@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# rsiw-kernels: debian-7.3
+# rsiw-kernels: 7.3 debian-7.3
 # rsiw-group: basic
 # rsiw loads, creates rsiw0 on eth0, is seen by libibverbs through the rsiw provider, and unloads.
 . /rsiw/lib.sh

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
+# rsiw-kernels: 7.3
 # rsiw-requires: siw
 # rsiw-group: basic
 # The kernel's siw (rsiw's reference peer) works in this image: siw0 on eth0, rping to itself.

@@ -68,6 +68,7 @@ options:
   --timeout SECONDS          VM timeout for `vm`/`run` (default 300)
   --seconds N                `fuzz`: run each target for N seconds
   --host-only / --vm-only    `test`: run only one half
+  --marked                   `test --kernel K`: only the scripts whose `# rsiw-kernels:` names K
   -v, --verbose              `test`: stream every VM's console, not only its RSIW-TEST lines
 
 environment: RSIW_CACHE (cache dir), RSIW_ACCEL=tcg|kvm (skip the KVM probe), RSIW_LLVM (default -14)";
@@ -88,6 +89,8 @@ struct Args {
     seconds: u64,
     host_only: bool,
     vm_only: bool,
+    /// `test --kernel K --marked`: only the scripts whose `# rsiw-kernels:` name K.
+    marked: bool,
     verbose: bool,
     /// `nfs-soak`: scripts run under their `# rsiw-soak-timeout`.
     soak: bool,
@@ -109,6 +112,7 @@ fn parse_args() -> Result<Args> {
         seconds: 60,
         host_only: false,
         vm_only: false,
+        marked: false,
         verbose: false,
         soak: false,
         rest: Vec::new(),
@@ -141,6 +145,7 @@ fn parse_args() -> Result<Args> {
             }
             "--host-only" => a.host_only = true,
             "--vm-only" => a.vm_only = true,
+            "--marked" => a.marked = true,
             "-v" | "--verbose" => a.verbose = true,
             s if s.starts_with('-') => bail!("unknown option `{s}`\n{USAGE}"),
             s => a.rest.push(s.to_string()),
@@ -278,6 +283,9 @@ fn vm_script(ctx: &Ctx, script: &std::path::Path, timeout: u64, echo: Echo) -> R
 
 fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     let started = std::time::Instant::now();
+    if a.marked && !a.kernel_given {
+        bail!("--marked selects the scripts marked for the kernel of --kernel: name one (`--kernel 7.3 --marked`)");
+    }
     setup::ensure()?;
     let mut passed = 0usize;
     let mut failed: Vec<String> = Vec::new();
@@ -293,8 +301,9 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     let others: Vec<Ctx> = if a.kernel_given || a.host_only {
         Vec::new()
     } else {
-        // The 7.3 test kernel is not in this list yet: its 15-minute build beside the
-        // suite has not been fitted into the hour (Documentation/kernels.md).
+        // The 7.3 test kernel is not in this list: its build (about 15 minutes on two
+        // cores) does not fit beside the suite in CI's hour on a fresh machine; its
+        // marked scripts run with `--kernel 7.3 --marked` (Documentation/kernels.md).
         [KernelLine::Debian7_3]
             .into_iter()
             .map(|k| Ctx::new(k, ctx.flavour))
@@ -307,7 +316,8 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
             .map(|o| sc.spawn(move || kernel::ensure_idle(o, true)))
             .collect();
         if !a.host_only {
-            match artifacts::build(ctx).and_then(|art| vm_suite(ctx, a, &art, None)) {
+            let marked = a.marked.then_some(ctx.kernel);
+            match artifacts::build(ctx).and_then(|art| vm_suite(ctx, a, &art, marked)) {
                 Ok((p, f, s)) => {
                     passed += p;
                     failed.extend(f);
@@ -439,6 +449,7 @@ fn soak_scripts(ctx: &Ctx, a: &Args, rest: Vec<String>) -> Result<ExitCode> {
         seconds: a.seconds,
         host_only: false,
         vm_only: true,
+        marked: false,
         verbose: a.verbose,
         soak: true,
         rest,

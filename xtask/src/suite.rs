@@ -30,8 +30,9 @@ pub struct Script {
     pub soak_timeout: Option<u64>,
     /// `# rsiw-flavours: debug …`: the kernel flavours the script applies to (all if unset).
     pub flavours: Option<Vec<String>>,
-    /// `# rsiw-kernels: debian-7.3 …`: the kernels other than the default on which a
-    /// plain `cargo xtask test` runs the script too (`--kernel K` runs every script).
+    /// `# rsiw-kernels: 7.3 debian-7.3 …`: the kernels other than the default that the
+    /// script is run on as well: Debian's by a plain `cargo xtask test`, any K by
+    /// `cargo xtask test --kernel K --marked` (`--kernel K` alone runs every script).
     pub kernels: Vec<String>,
     /// `# rsiw-requires: datapath …`: what the device under test must offer, exported to
     /// the VM as `RSIW_REQUIRES`; `dev_up` (qemu/lib.sh) checks it and reports the
