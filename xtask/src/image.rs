@@ -455,7 +455,7 @@ fn usr_path(p: &str) -> String {
 /// release profile keeps line tables (`debug = 1`, for host backtraces and `perf`),
 /// which make up seven eighths of each binary; the symbols stay. Every boot unpacks
 /// the image, so these 27 MiB cost each VM about a second under TCG.
-pub fn without_debug_info(ctx: &Ctx, elf: &Path) -> Result<PathBuf> {
+fn without_debug_info(ctx: &Ctx, elf: &Path) -> Result<PathBuf> {
     let dir = ctx.out_dir().join("stripped");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let name = elf

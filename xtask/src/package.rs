@@ -103,7 +103,8 @@ pub fn build(ctx: &Ctx) -> Result<Debs> {
     let dkms = dir.join(format!("rsiw-dkms_{ver}_all.deb"));
     dpkg_deb(&d, &dkms)?;
 
-    // rsiw-provider: the .so (debug sections stripped) and its driver file.
+    // rsiw-provider: the .so without its debug sections (the symbols stay), and its
+    // driver file.
     let so = match crate::provider::build(ctx) {
         Part::Built(so) => so,
         p => bail!("the provider did not build: {}", p.reason().unwrap_or("?")),
@@ -111,8 +112,14 @@ pub fn build(ctx: &Ctx) -> Result<Debs> {
     let p = stage.join("rsiw-provider");
     let lib = p.join(PROVIDER_DIR).join("librsiw-rdmav34.so");
     std::fs::create_dir_all(lib.parent().context("no parent")?)?;
-    std::fs::copy(crate::image::without_debug_info(ctx, &so)?, &lib)
-        .with_context(|| format!("copying the provider to {}", lib.display()))?;
+    // binutils' objcopy: the packages build on Debian 12 and 13 alike.
+    cmd::run(
+        Command::new("objcopy")
+            .arg("--strip-debug")
+            .arg(&so)
+            .arg(&lib),
+        "objcopy comes with binutils",
+    )?;
     set_mode(&lib, 0o644)?;
     write(
         &p.join("etc/libibverbs.d/rsiw.driver"),
