@@ -45,7 +45,9 @@ unshare --mount --propagation private -- sh -ec '
             DEBIAN_FRONTEND=noninteractive "$@"
     }
     set +e
-    in_root sh -c "apt-get install -y --no-download /tmp/rsiw-debs/rsiw-dkms_*.deb /tmp/rsiw-debs/rsiw-provider_*.deb"
+    # As on a user'"'"'s machine, apt fetches what the packages need and the root lacks
+    # (libibverbs1 for the provider).
+    in_root sh -c "apt-get update && apt-get install -y /tmp/rsiw-debs/rsiw-dkms_*.deb /tmp/rsiw-debs/rsiw-provider_*.deb"
     rc=$?
     in_root dkms status > "$out/dkms-status" 2>&1
     set -e

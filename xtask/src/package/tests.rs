@@ -62,7 +62,7 @@ impl Fake {
             format!(
                 "CONFIG_CC_VERSION_TEXT=\"x86_64-linux-gnu-gcc-14 (Debian 14.2.0-19) 14.2.0\"\n\
                  CONFIG_CC_IS_GCC=y\n{rust}\nCONFIG_RUSTC_VERSION_TEXT=\"{RUSTC}\"\n\
-                 CONFIG_INFINIBAND=m\n"
+                 CONFIG_BINDGEN_VERSION_TEXT=\"bindgen 0.71.1\"\nCONFIG_INFINIBAND=m\n"
             ),
         )
         .unwrap();
@@ -247,6 +247,25 @@ fn rustc_differs_from_the_kernels() {
             "rustc is 'rustc 1.90.0 (1159e78c4 2025-09-14)'",
             &format!("built with '{RUSTC}'"),
             "apt install rustc",
+        ],
+    );
+}
+
+#[test]
+fn bindgen_differs_from_the_kernels() {
+    let f = Fake::new("bindgen");
+    f.headers(true)
+        .products()
+        .toolchain()
+        .tool("bindgen", "bindgen 0.69.5");
+    let (code, _, lines) = f.run("check");
+    assert_eq!(code, 1);
+    one_line(
+        &lines,
+        &[
+            "bindgen is 'bindgen 0.69.5'",
+            "built with 'bindgen 0.71.1'",
+            "apt install bindgen",
         ],
     );
 }
