@@ -10,8 +10,9 @@
 #
 #   scripts/dkms-install-test.sh DEBDIR OUTDIR RELEASE
 #
-# DEBDIR holds the two .deb files. Writes to OUTDIR: install.log (apt's and dkms's
-# output), dkms-status, and rsiw.ko as DKMS installed it under
+# DEBDIR holds the two .deb files. Writes to OUTDIR: preflight.log (rsiw-dkms installed
+# on a root that lacks bindgen and linux-source-7.3 and has another rustc), install.log
+# (apt's and dkms's output), dkms-status, and rsiw.ko as DKMS installed it under
 # /lib/modules/RELEASE/updates/dkms/ (decompressed if DKMS compressed it like the
 # kernel's own modules).
 set -euo pipefail
@@ -27,9 +28,34 @@ dir="$cache/package-test"
 mkdir -p "$dir"
 exec 9>"$dir/.lock"
 flock 9
-rm -rf "$dir/upper" "$dir/work" "$out/rsiw.ko" "$out/dkms-status"
-mkdir -p "$dir/upper" "$dir/work" "$dir/merged" "$dir/var-lib-rsiw"
+rm -rf "$out/rsiw.ko" "$out/dkms-status" "$out/preflight.log"
+mkdir -p "$dir/merged" "$dir/var-lib-rsiw"
 log="$out/install.log"
+
+# First, a machine that lacks three things: no bindgen, no linux-source-7.3 tarball, a
+# rustc of another version than the kernel's. Installing rsiw-dkms must fail there, and
+# its output name each of them with the fix (the VM script checks preflight.log).
+echo "dkms-install-test: rsiw-dkms on a root without bindgen and linux-source, with another rustc (log: $out/preflight.log)" >&2
+rm -rf "$dir/upper" "$dir/work"
+mkdir -p "$dir/upper" "$dir/work"
+unshare --mount --propagation private -- sh -ec '
+    root=$1; dir=$2; debs=$3
+    m=$dir/merged
+    mount -t overlay overlay -o "lowerdir=$root,upperdir=$dir/upper,workdir=$dir/work" "$m"
+    mkdir -p "$m/tmp/rsiw-debs"
+    mount --bind "$debs" "$m/tmp/rsiw-debs"
+    mount -t proc proc "$m/proc"
+    rm -f "$m/usr/bin/bindgen" "$m/usr/src/linux-source-7.3.tar.xz"
+    mv "$m/usr/bin/rustc" "$m/usr/bin/rustc.real"
+    printf "#!/bin/sh\n[ \"\$1\" = --version ] && exec echo \"rustc 1.90.0 (1159e78c4 2025-09-14)\"\nexec rustc.real \"\$@\"\n" >"$m/usr/bin/rustc"
+    chmod 755 "$m/usr/bin/rustc"
+    chroot "$m" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+        DEBIAN_FRONTEND=noninteractive sh -c "apt-get install -y /tmp/rsiw-debs/rsiw-dkms_*.deb" && rc=0 || rc=$?
+    echo "apt-get install exit status $rc"
+' sh "$root" "$dir" "$debs" >"$out/preflight.log" 2>&1 || true
+rm -rf "$dir/upper" "$dir/work"
+mkdir -p "$dir/upper" "$dir/work"
+
 echo "dkms-install-test: apt-get install of the packages in an overlay of $root (log: $log)" >&2
 rc=0
 unshare --mount --propagation private -- sh -ec '

@@ -7,14 +7,25 @@
 # ./rsiw-provider_*.deb` in a trixie root with Debian's headers for this kernel made
 # rsiw.ko through DKMS (scripts/dkms-install-test.sh); the image part `package` brings
 # that rsiw.ko (from the root's /lib/modules/<release>/updates/dkms/) and the provider's
-# .deb. Here the image's own rsiw.ko and provider are removed, the DKMS-built module goes
-# where DKMS put it, the provider is installed from its .deb with (busybox's) dpkg, and
-# then: modprobe rsiw, rdma link add, ibv_devinfo, rping and ib_write_bw -R on rsiw0.
+# .deb, and the output of the same install on a root lacking bindgen, linux-source-7.3
+# and Debian's rustc (the preflight's lines). Here the image's own rsiw.ko and provider
+# are removed, the DKMS-built module goes where DKMS put it, the provider is installed
+# from its .deb with (busybox's) dpkg, and then: modprobe rsiw, rdma link add,
+# ibv_devinfo, rping and ib_write_bw -R on rsiw0.
 . /rsiw/lib.sh
 setup_net
 P=/rsiw/package
 rel=$(uname -r)
 mods=/lib/modules/$rel
+
+# On a root lacking three things, installing rsiw-dkms failed naming each with its fix.
+# preflight: the preflight's lines and apt's exit status from that install.
+preflight() { grep -E '^(rsiw: |apt-get install exit status)' $P/preflight.log; }
+check_output "preflight: another rustc than the kernel's, named with the fix" "^rsiw: $rel: rustc is 'rustc 1.90.0 .*' but the kernel was built with 'rustc 1.85.1 .*install that rustc" preflight
+check_output "preflight: bindgen missing, named with the fix" "^rsiw: $rel: bindgen is not installed.*'bindgen 0.71.1': apt install bindgen\$" preflight
+check_output "preflight: no Rust products and no linux-source, named with the fix" "^rsiw: $rel: the headers lack the Rust build products.*apt install linux-source-7.3\$" preflight
+check_output "preflight: exactly those three" "^rsiw: $rel: 3 thing" preflight
+check_output "preflight: the package's configuration failed" "^apt-get install exit status [1-9]" preflight
 
 if [ ! -s $P/rsiw.ko ]; then
     fail "the DKMS-built rsiw.ko is in the image" "no $P/rsiw.ko"

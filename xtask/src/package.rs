@@ -276,7 +276,7 @@ pub fn vm_part(ctx: &Ctx) -> Result<PathBuf> {
         &format!("rsiw/package/{name}"),
         Entry::File(debs.provider.clone(), 0o644),
     );
-    for f in ["rsiw.ko", "install.log", "dkms-status"] {
+    for f in ["rsiw.ko", "install.log", "dkms-status", "preflight.log"] {
         t.insert(
             &format!("rsiw/package/{f}"),
             Entry::File(out.join(f), 0o644),
