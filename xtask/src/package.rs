@@ -85,6 +85,13 @@ pub fn build(ctx: &Ctx) -> Result<Debs> {
         std::fs::create_dir_all(dst.parent().context("no parent")?)?;
         crate::module::copy_tree(&ctx.root.join(s), &dst)?;
     }
+    // The protocol core's host-only parts (the module uses its `src/`).
+    for x in ["fuzz", "tests", "examples"] {
+        let p = src.join("rust/proto").join(x);
+        if p.exists() {
+            std::fs::remove_dir_all(&p).with_context(|| format!("removing {}", p.display()))?;
+        }
+    }
     write(
         &src.join("dkms.conf"),
         &subst(&read("dkms/dkms.conf")?, ""),
