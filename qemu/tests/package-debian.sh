@@ -17,14 +17,16 @@ setup_net
 P=/rsiw/package
 rel=$(uname -r)
 mods=/lib/modules/$rel
+# The release as an extended regex (its `+` and dots literal).
+relre=$(printf '%s' "$rel" | sed 's/[.+]/\\&/g')
 
 # On a root lacking three things, installing rsiw-dkms failed naming each with its fix.
 # preflight: the preflight's lines and apt's exit status from that install.
 preflight() { grep -E '^(rsiw: |apt-get install exit status)' $P/preflight.log; }
-check_output "preflight: another rustc than the kernel's, named with the fix" "^rsiw: $rel: rustc is 'rustc 1.90.0 .*' but the kernel was built with 'rustc 1.85.1 .*install that rustc" preflight
-check_output "preflight: bindgen missing, named with the fix" "^rsiw: $rel: bindgen is not installed.*'bindgen 0.71.1': apt install bindgen\$" preflight
-check_output "preflight: no Rust products and no linux-source, named with the fix" "^rsiw: $rel: the headers lack the Rust build products.*apt install linux-source-7.3\$" preflight
-check_output "preflight: exactly those three" "^rsiw: $rel: 3 thing" preflight
+check_output "preflight: another rustc than the kernel's, named with the fix" "^rsiw: $relre: rustc is 'rustc 1.90.0 .*' but the kernel was built with 'rustc 1.85.1 .*install that rustc" preflight
+check_output "preflight: bindgen missing, named with the fix" "^rsiw: $relre: bindgen is not installed.*'bindgen 0.71.1': apt install bindgen\$" preflight
+check_output "preflight: no Rust products and no linux-source, named with the fix" "^rsiw: $relre: the headers lack the Rust build products.*apt install linux-source-7.3\$" preflight
+check_output "preflight: exactly those three" "^rsiw: $relre: 3 thing" preflight
 check_output "preflight: the package's configuration failed" "^apt-get install exit status [1-9]" preflight
 
 if [ ! -s $P/rsiw.ko ]; then
@@ -32,7 +34,7 @@ if [ ! -s $P/rsiw.ko ]; then
     finish
 fi
 echo "dkms status in the trixie root: $(cat $P/dkms-status)"
-check_output "DKMS built and installed rsiw for $rel" "^rsiw/.*, $rel, x86_64: installed" cat $P/dkms-status
+check_output "DKMS built and installed rsiw for $rel" "^rsiw/.*, $relre, x86_64: installed" cat $P/dkms-status
 # sign-file appends this marker: DKMS signed the module with its own key (not enrolled in
 # this kernel, so the load below is tainted, not refused: CONFIG_MODULE_SIG_FORCE is off).
 check_output "the DKMS-built rsiw.ko carries a module signature" '~Module signature appended~' tail -c 28 $P/rsiw.ko
