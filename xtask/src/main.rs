@@ -308,7 +308,13 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
         let host = (!a.vm_only).then(|| sc.spawn(|| host_half(ctx, background)));
         let ready: Vec<_> = others
             .iter()
-            .map(|o| sc.spawn(move || kernel::ensure_idle(o, true)))
+            .map(|o| {
+                sc.spawn(move || {
+                    let k = kernel::ensure_idle(o, true)?;
+                    package::warm_idle(o, &a.rest);
+                    Ok(k)
+                })
+            })
             .collect();
         if !a.host_only {
             match artifacts::build(ctx).and_then(|art| vm_suite(ctx, a, &art, None)) {

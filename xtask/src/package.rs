@@ -251,6 +251,39 @@ fn depends_of(dynamic: &str, symbols: &str) -> Result<String> {
     Ok(deps.join(", "))
 }
 
+/// Beside the default kernel's suite, at idle priority: when the suite of `ctx` (Debian's
+/// kernel, scripts `filters`) holds a script with `# rsiw-image: package`, one install
+/// test now, so that the Rust products DKMS makes (minutes on a fresh machine) are in the
+/// cache when that script's [`vm_part`] installs the packages again. A failure here is
+/// only reported: that script's own install says what failed.
+pub fn warm_idle(ctx: &Ctx, filters: &[String]) {
+    let wanted = ctx.kernel == KernelLine::Debian7_3
+        && crate::suite::discover(ctx, filters).is_ok_and(|v| {
+            v.iter().any(|s| {
+                s.image.iter().any(|x| x == "package")
+                    && s.kernels.iter().any(|k| k == ctx.kernel.name())
+            })
+        });
+    if !wanted {
+        return;
+    }
+    let r = crate::kernel::ensure(ctx).and_then(|k| {
+        let debs = build(ctx)?;
+        cmd::run(
+            cmd::maybe_idle("bash", true)
+                .arg(ctx.root.join("scripts/dkms-install-test.sh"))
+                .arg(&debs.dir)
+                .arg(ctx.out_dir().join("package"))
+                .arg(&k.release)
+                .env("RSIW_CACHE", &ctx.cache),
+            "its install.log says why",
+        )
+    });
+    if let Err(e) = r {
+        eprintln!("test: the packages' install beside the suite failed: {e:#}");
+    }
+}
+
 /// The image part `package` (`# rsiw-image: package`): `rsiw/package/` with the
 /// provider's .deb, and the rsiw.ko DKMS built and installed when both packages were
 /// installed in the trixie root (`scripts/dkms-install-test.sh`), with apt's and
