@@ -155,8 +155,11 @@ impl Drop for Fake {
     }
 }
 
-/// `lines` is exactly one line, holding every piece of `want`.
-fn one_line(lines: &[String], want: &[&str]) {
+/// `rsiw-kbuild.sh CMD` on `f` fails, and its preflight printed exactly one line,
+/// holding every piece of `want`.
+fn one_problem(f: &Fake, cmd: &str, want: &[&str]) {
+    let (code, _, lines) = f.run(cmd);
+    assert_eq!(code, 1);
     assert_eq!(lines.len(), 1, "{lines:#?}");
     for w in want {
         assert!(lines[0].contains(w), "`{w}` not in {}", lines[0]);
@@ -186,10 +189,9 @@ fn complete_system_passes_and_uses_headers_with_products() {
 fn no_headers() {
     let f = Fake::new("nohdr");
     f.toolchain();
-    let (code, _, lines) = f.run("check");
-    assert_eq!(code, 1);
-    one_line(
-        &lines,
+    one_problem(
+        &f,
+        "check",
         &[
             "no kernel headers",
             &format!("apt install linux-headers-{REL}"),
@@ -201,10 +203,9 @@ fn no_headers() {
 fn rust_off() {
     let f = Fake::new("norust");
     f.headers(false).toolchain().source();
-    let (code, _, lines) = f.run("build");
-    assert_eq!(code, 1);
-    one_line(
-        &lines,
+    one_problem(
+        &f,
+        "build",
         &[
             "CONFIG_RUST is off",
             "apt install -t trixie-backports linux-image-amd64",
@@ -216,10 +217,9 @@ fn rust_off() {
 fn headers_without_products_and_no_source() {
     let f = Fake::new("nosrc");
     f.headers(true).toolchain();
-    let (code, _, lines) = f.run("check");
-    assert_eq!(code, 1);
-    one_line(
-        &lines,
+    one_problem(
+        &f,
+        "check",
         &[
             "lack the Rust build products",
             "libkernel.rmeta",
@@ -232,42 +232,35 @@ fn headers_without_products_and_no_source() {
     assert_eq!((code, lines.len()), (0, 0), "{lines:#?}");
 }
 
+/// A rustc or bindgen of another version than the kernel's `.config` records.
 #[test]
-fn rustc_differs_from_the_kernels() {
-    let f = Fake::new("rustc");
-    f.headers(true)
-        .products()
-        .toolchain()
-        .tool("rustc", "rustc 1.90.0 (1159e78c4 2025-09-14)");
-    let (code, _, lines) = f.run("check");
-    assert_eq!(code, 1);
-    one_line(
-        &lines,
-        &[
-            "rustc is 'rustc 1.90.0 (1159e78c4 2025-09-14)'",
-            &format!("built with '{RUSTC}'"),
-            "apt install rustc",
-        ],
-    );
-}
-
-#[test]
-fn bindgen_differs_from_the_kernels() {
-    let f = Fake::new("bindgen");
-    f.headers(true)
-        .products()
-        .toolchain()
-        .tool("bindgen", "bindgen 0.69.5");
-    let (code, _, lines) = f.run("check");
-    assert_eq!(code, 1);
-    one_line(
-        &lines,
-        &[
-            "bindgen is 'bindgen 0.69.5'",
-            "built with 'bindgen 0.71.1'",
-            "apt install bindgen",
-        ],
-    );
+fn rustc_or_bindgen_differs_from_the_kernels() {
+    let rustc_want = format!("built with '{RUSTC}'");
+    let cases: [(&str, &str, [&str; 3]); 2] = [
+        (
+            "rustc",
+            "rustc 1.90.0 (1159e78c4 2025-09-14)",
+            [
+                "rustc is 'rustc 1.90.0 (1159e78c4 2025-09-14)'",
+                &rustc_want,
+                "apt install rustc",
+            ],
+        ),
+        (
+            "bindgen",
+            "bindgen 0.69.5",
+            [
+                "bindgen is 'bindgen 0.69.5'",
+                "built with 'bindgen 0.71.1'",
+                "apt install bindgen",
+            ],
+        ),
+    ];
+    for (tool, version, want) in cases {
+        let f = Fake::new(tool);
+        f.headers(true).products().toolchain().tool(tool, version);
+        one_problem(&f, "check", &want);
+    }
 }
 
 #[test]
