@@ -291,6 +291,21 @@ pub fn with_overlay(
     std::fs::write(dest, img).with_context(|| format!("writing {}", dest.display()))
 }
 
+/// The image parts a script may ask for (`# rsiw-image:`).
+pub const PARTS: [&str; 2] = ["pyverbs", "package"];
+
+/// The archive of the image part a script asks for in `wanted` (one at most): [`pyverbs`]
+/// or [`crate::package::vm_part`].
+pub fn part(ctx: &Ctx, wanted: &[String]) -> Result<Option<PathBuf>> {
+    if wanted.iter().any(|x| x == "pyverbs") {
+        return pyverbs(ctx).map(Some);
+    }
+    if wanted.iter().any(|x| x == "package") {
+        return crate::package::vm_part(ctx).map(Some);
+    }
+    Ok(None)
+}
+
 /// Where Debian's `python3-pyverbs` keeps rdma-core's pyverbs tests (the larger
 /// files gzip'd, as documentation).
 const PYVERBS_TESTS: &str = "/usr/share/doc/rdma-core/tests";

@@ -19,6 +19,7 @@ mod lock;
 mod module;
 mod nfs;
 mod outcome;
+mod package;
 mod pcap;
 mod pcap_markers;
 mod provider;
@@ -47,6 +48,8 @@ commands:
   vm --script FILE           build, boot, run FILE (a shell script) in the VM; exit with its status
   test [NAME…]               host tests + VM suite (scripts qemu/tests/*NAME*.sh); ends with `N passed, N failed`
                              (`, N skipped` added when a script skipped cases, e.g. no rsiw data path yet)
+  package                    the Debian packages rsiw-dkms (source, dkms.conf, the build of the Rust
+                             products the headers lack) and rsiw-provider, under target/package/
   fuzz [TARGET…]             coverage-guided fuzzing of the protocol core (targets rx, mpa, atomic, tx;
                              default all), each for --seconds (default 60); stable toolchain
   bench                      perftest siw vs rsiw vs rxe (atomics) and iperf3 in one VM run on the
@@ -184,6 +187,7 @@ fn real_main() -> Result<ExitCode> {
         }
         "test" => test(&ctx, &a),
         "fuzz" => fuzz::run(&ctx, &a.rest, a.seconds),
+        "package" => package::run(&ctx),
         "nfs-soak" => nfs_soak(&ctx, &a),
         "soak" if a.rest.iter().any(|r| r == "faults") => fault_soak(&ctx, &a),
         "soak" => soak::run(&ctx, a.timeout_given.then_some(a.timeout)),
@@ -313,7 +317,13 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
         let host = (!a.vm_only).then(|| sc.spawn(|| host_half(ctx, background)));
         let ready: Vec<_> = others
             .iter()
-            .map(|o| sc.spawn(move || kernel::ensure_idle(o, true)))
+            .map(|o| {
+                sc.spawn(move || {
+                    let k = kernel::ensure_idle(o, true)?;
+                    package::warm_idle(o, &a.rest);
+                    Ok(k)
+                })
+            })
             .collect();
         if !a.host_only {
             let marked = a.marked.then_some(ctx.kernel);
@@ -494,6 +504,16 @@ fn vm_suite(
     }
     // `# rsiw-requires: siw` on a kernel without siw (Debian's builds none).
     let mut skipped = Vec::<String>::new();
+    // `# rsiw-image: package` (the packages' install) on a kernel other than Debian's.
+    if ctx.kernel != KernelLine::Debian7_3 {
+        scripts.retain(|s| {
+            let keep = !s.image.iter().any(|x| x == "package");
+            if !keep {
+                skipped.push(format!("{}: not run: {}", s.name, package::NOT_HERE));
+            }
+            keep
+        });
+    }
     if !art.kernel.has_module("siw") {
         scripts.retain(|s| {
             let keep = !s.requires.iter().any(|r| r == "siw");

@@ -172,7 +172,7 @@ pub fn copy_sources(root: &Path, dst: &Path) -> Result<()> {
     Ok(())
 }
 
-fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
+pub fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
     if src.is_dir() {
         if src.file_name().is_some_and(|n| n == "target") {
             return Ok(());

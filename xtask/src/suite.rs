@@ -38,8 +38,8 @@ pub struct Script {
     /// the VM as `RSIW_REQUIRES`; `dev_up` (qemu/lib.sh) checks it and reports the
     /// script's cases as skipped, with the reason, when it is missing.
     pub requires: Vec<String>,
-    /// `# rsiw-image: pyverbs`: image parts only some scripts need, appended to the
-    /// base image for their runs ([`image::pyverbs`]).
+    /// `# rsiw-image: pyverbs|package`: image parts only some scripts need, appended to
+    /// the base image for their runs ([`image::part`]).
     pub image: Vec<String>,
     /// `# rsiw-group: NAME`: scripts of one group run one after another in one VM, or
     /// one pair of VMs (one boot, one end-of-run check), each still judged and reported
@@ -108,7 +108,7 @@ impl Script {
         if !(1..=2).contains(&s.vms) {
             anyhow::bail!("{}: rsiw-vms must be 1 or 2", path.display());
         }
-        if let Some(x) = s.image.iter().find(|x| x.as_str() != "pyverbs") {
+        if let Some(x) = s.image.iter().find(|x| !image::PARTS.contains(&x.as_str())) {
             anyhow::bail!("{}: unknown rsiw-image part `{x}`", path.display());
         }
         if s.group.is_some() && s.expect_splat.is_some() {
@@ -299,11 +299,7 @@ fn boot_once(b: &Boot, u: &Unit, echo: Echo) -> Result<Vec<Run>> {
     } else {
         None
     };
-    let extra = if u.scripts[0].image.iter().any(|x| x == "pyverbs") {
-        Some(image::pyverbs(b.ctx)?)
-    } else {
-        None
-    };
+    let extra = image::part(b.ctx, &u.scripts[0].image)?;
     let mut vms = Vec::new();
     for i in 0..vms_wanted {
         let log_dir = if vms_wanted > 1 {
