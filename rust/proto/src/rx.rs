@@ -198,7 +198,7 @@ impl RxError {
 /// refuses the queue before RDMAP sees an opcode (RFC 5041 §7.2, Invalid QN, 1/2/0x01;
 /// RFC 5040 §4.2 for the T bit, 0/2/0x06), and it is answered with that Terminate like
 /// any other segment. Where the header cannot be read that far (a bad DDP version, a
-/// segment cut before its QN) the opcode field alone decides, as before.
+/// segment cut before its QN) the opcode field alone decides.
 fn claims_terminate(seg: &[u8]) -> bool {
     if !seg
         .get(ddp::field::ULP_CTRL)
