@@ -72,7 +72,7 @@ edge terminate-qn0 "a Terminate on QN 0" ends "^reply ${KEYREP}" \
 check_output "a Terminate on QN 0: Invalid QN Terminate in dmesg" \
     'sending Terminate TermCause \{ layer: 1, etype: 2, ecode: 1 \}' dmesg
 edge terminate-tagged "a tagged Terminate" ends "^reply ${KEYREP}" \
-    "^got $(term 26)0206c0000012c1470000000000000000000000000000[0-9a-f]{8}\$" '^end (fin|rst)$'
+    "^got $(term 26)0206c0000012c147000000000000000000000000[0-9a-f]{8}\$" '^end (fin|rst)$'
 # Parity with siw's fixes of 2026 (a header whose state was never set up, an FPDU
 # length underflow): a valid Terminate as the first FPDU ends the stream, unanswered
 # (RFC 5040 §7.2); a Read Response or an Atomic Response that answers nothing gets an
