@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # rsiw-timeout: 900
-# rsiw-soak-timeout: 10800
+# rsiw-soak-timeout: 5400
 # Both ends killed in the middle of their traffic, then the device and the module go,
 # ROUNDS times (RSIW_KILL_ROUNDS, default 3; `cargo xtask soak faults` runs 200). Each
 # round: modprobe rsiw, rdma link add rsiw0, an rsiw-load server and client on rsiw0
