@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# rsiw-timeout: 900
+# rsiw-timeout: 300
 # rsiw-soak-timeout: 5400
 # Both ends killed in the middle of their traffic, then the device and the module go,
 # ROUNDS times (RSIW_KILL_ROUNDS, default 3; `cargo xtask soak faults` runs 200). Each
