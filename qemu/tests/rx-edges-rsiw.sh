@@ -63,6 +63,32 @@ edge send-too-long "a Send header announcing 1000 octets" ends "^reply ${KEYREP}
     "^got $(term 2a)1205c00003fa414300000000000000000000000100000000[0-9a-f]{8}\$" '^end (fin|rst)$'
 check_output "a Send header announcing 1000 octets: message too long in dmesg" \
     'sending Terminate TermCause \{ layer: 1, etype: 2, ecode: 5 \}' dmesg
+# A Terminate opcode on the Send queue (QN 0) or tagged is no Terminate (RFC 5040
+# §5.1 puts Terminates on QN 2): it gets DDP's Invalid QN (RFC 5041 §7.2: 12 01 c0
+# 00, the segment length and its DDP header) or RDMAP's unexpected opcode (RFC 5040
+# §4.2: 02 06 c0 00), as any segment would.
+edge terminate-qn0 "a Terminate on QN 0" ends "^reply ${KEYREP}" \
+    "^got $(term 2a)1201c0000016414700000000000000000000000100000000[0-9a-f]{8}\$" '^end (fin|rst)$'
+check_output "a Terminate on QN 0: Invalid QN Terminate in dmesg" \
+    'sending Terminate TermCause \{ layer: 1, etype: 2, ecode: 1 \}' dmesg
+edge terminate-tagged "a tagged Terminate" ends "^reply ${KEYREP}" \
+    "^got $(term 26)0206c0000012c147000000000000000000000000[0-9a-f]{8}\$" '^end (fin|rst)$'
+# Parity with siw's fixes of 2026 (a header whose state was never set up, an FPDU
+# length underflow): a valid Terminate as the first FPDU ends the stream, unanswered
+# (RFC 5040 §7.2); a Read Response or an Atomic Response that answers nothing gets an
+# unexpected-opcode Terminate (RFC 5040 §7.2, RFC 7306 §5.2.2) and places nothing;
+# ULPDU_Length 0, or a DDP header cut at 17 octets, is an MPA framing error.
+edge terminate "a Terminate as the first FPDU" ends "^reply ${KEYREP}" '^got $' '^end (fin|rst)$'
+check_output "a Terminate as the first FPDU: dmesg names it" \
+    'peer sent Terminate TermCause \{ layer: 0, etype: 2, ecode: 6 \}' dmesg
+edge read-response-unasked "a Read Response, no Read asked" ends "^reply ${KEYREP}" \
+    "^got $(term 26)0206c000001ec142000012340000000000000000[0-9a-f]{8}\$" '^end (fin|rst)$'
+edge atomic-response-unasked "an Atomic Response, no Atomic asked" ends "^reply ${KEYREP}" \
+    "^got $(term 2a)0206c000001e414b00000000000000030000000100000000[0-9a-f]{8}\$" '^end (fin|rst)$'
+edge ulpdu-zero "ULPDU_Length 0" ends "^reply ${KEYREP}" \
+    "^got $(term 16)20030000[0-9a-f]{8}\$" '^end (fin|rst)$'
+edge ulpdu-17 "a DDP header cut at 17 octets" ends "^reply ${KEYREP}" \
+    "^got $(term 16)20030000[0-9a-f]{8}\$" '^end (fin|rst)$'
 edge early "bytes before the MPA Reply" unseen '^reply none$' '^got $' '^end (fin|rst)$'
 check_output "bytes before the MPA Reply: dmesg names them" \
     'bytes after the MPA Request, before the Reply: reset' dmesg
@@ -77,12 +103,15 @@ read_edge() {
     rsiw-rawpeer serve-read 10.0.2.15:7610 "$1" > /tmp/raw-read-$1.log 2>&1 &
     r_peer=$!
     check "$2: raw responder listens" wait_tcp_listen 7610
-    check_output "$2: the Read completes as $3" "$3" \
-        timeout 30 rsiw-verbs-test --read-from 10.0.2.15:7610 2048
+    timeout 30 rsiw-verbs-test --read-from 10.0.2.15:7610 2048 > /tmp/read-$1.log 2>&1
+    cat /tmp/read-$1.log
+    check_output "$2: the Read completes as $3" "$3" cat /tmp/read-$1.log
     wait $r_peer
     cat /tmp/raw-read-$1.log
     check_output "$2: the raw peer got the Read Request" '^read 0x[0-9a-f]+ 0x[0-9a-f]+ 2048$' \
         cat /tmp/raw-read-$1.log
+    check_output "$2: nothing placed past the 2048 octets read" '^past 2048: 0 octets written$' \
+        cat /tmp/read-$1.log
 }
 read_edge full "a full Read Response" '^read status success byte_len 2048 sink\[0\] 0xa5$'
 read_edge short "a short Read Response" '^read status bad response error'
@@ -90,6 +119,22 @@ check_output "a short Read Response: an RDMAP catastrophic Terminate in dmesg" \
     'sending Terminate TermCause \{ layer: 0, etype: 2, ecode: 7 \}' dmesg
 check_output "a short Read Response: the Terminate reaches the peer" "^got 00[0-9a-f]{2}4147000000000000000200000001000000000207" \
     cat /tmp/raw-read-short.log
+# A Read Response that carries more than the Read asked for (RFC 5040 §4.4; siw's fix of
+# 2026 for placement past the RREAD length): in one segment, or in a further segment
+# of the same Response, it is refused at its header with DDP's base or bounds
+# violation (RFC 5041 §7.2: 11 01 c0 00) and nothing past the sink is written; a
+# second Response after a complete one answers no Read (unexpected opcode, 02 06).
+RSTART="^got 0026414700000000000000020000000100000000"
+read_edge long "a Read Response 16 octets too long" '^read status bad response error'
+check_output "a Read Response 16 octets too long: base or bounds Terminate" \
+    "${RSTART}1101c000081ec142[0-9a-f]{32}\$" cat /tmp/raw-read-long.log
+read_edge split-long "a Read Response with a segment too many" '^read status bad response error'
+check_output "a Read Response with a segment too many: base or bounds Terminate" \
+    "${RSTART}1101c000001ec142[0-9a-f]{32}\$" cat /tmp/raw-read-split-long.log
+read_edge extra "a second Read Response" '^read status success byte_len 2048 sink\[0\] 0xa5$'
+check_output "a second Read Response: unexpected opcode Terminate" \
+    "${RSTART}0206c000001ec142[0-9a-f]{32}\$" \
+    cat /tmp/raw-read-extra.log
 
 # A peer that never answers our FIN (TCP lets it keep its half open, and a FIN can be
 # lost when its allocation fails): after a graceful disconnect (iw_cm: SQD) the QP

@@ -179,6 +179,18 @@ impl Sink<'_> {
             .checked_add(u32::from(len))
             .is_some_and(|end| end <= *size);
         if len > 0 && (stag != *sink_stag || expect_to != Some(to) || !fits) {
+            // RFC 5040 §4.4: the Response carries the octets the Read asked
+            // for, at its sink, and no more. Nothing of this segment is
+            // placed; the Read fails as a short Response fails it.
+            if let Some(Outbound::Read {
+                seq: Some(seq),
+                placed,
+                ..
+            }) = s.orq.pop_front()
+            {
+                drop(s);
+                self.eng.finish(seq, WcStatus::BadRespErr, Some(placed));
+            }
             return Err(TermCause::DDP_BASE_BOUNDS);
         }
         drop(s);

@@ -88,6 +88,11 @@ pub(crate) struct Qp {
     ib: IbQpRef,
     /// QP number; set once at insertion into the device table.
     num: AtomicU32,
+    /// Creation is complete (`publish`): until then a lookup by number
+    /// (`Device::qp_lookup`: iw_cm's `get_qp`, `iw_connect`/`iw_accept`, a
+    /// QP connection request, `rdma resource show`) does not find the QP,
+    /// though it holds its number in the table.
+    published: AtomicBool,
     pd: u32,
     scq: Arc<Cq>,
     rcq: Arc<Cq>,
@@ -215,6 +220,7 @@ impl Qp {
                 dev: dev.clone(),
                 ib: init.ib,
                 num: AtomicU32::new(0),
+                published: AtomicBool::new(false),
                 pd: init.pd,
                 scq: init.scq,
                 rcq: init.rcq,
@@ -253,6 +259,17 @@ impl Qp {
     /// QP number.
     pub(crate) fn num(&self) -> u32 {
         self.num.load(Ordering::Acquire)
+    }
+
+    /// Creation is complete: the `ib_qp` holds the QP (`create_qp` stored
+    /// it, so the iw_cm's `iw_add_ref`/`iw_rem_ref` find it and `destroy_qp`
+    /// waits for them) and lookups by number may find it from now on. A QP
+    /// found by number before that (siw's 2026 fix of the same class) could
+    /// be connected while its creation still fails, and the `ib_qp` the
+    /// iw_cm took would be freed under it; a reference taken then would not
+    /// be counted, so the destroy would not wait for it.
+    pub(crate) fn publish(&self) {
+        self.published.store(true, Ordering::Release);
     }
 
     /// Protection domain number.
@@ -623,9 +640,12 @@ impl Qp {
 }
 
 impl Device {
-    /// The QP with number `num`, if it exists (iw_cm's `get_qp`); any context.
+    /// The QP with number `num`, if it exists and its creation is complete
+    /// (`Qp::publish`; iw_cm's `get_qp`); any context.
     pub(crate) fn qp_lookup(&self, num: u32) -> Option<Arc<Qp>> {
-        self.qps().get(num as usize)
+        self.qps()
+            .get(num as usize)
+            .filter(|q| q.published.load(Ordering::Acquire))
     }
 }
 

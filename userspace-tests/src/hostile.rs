@@ -800,12 +800,14 @@ fn corrupt_wqe(addr: SocketAddrV4) -> Result<bool, String> {
 
 /// `--read-from ADDR LEN`: connects to ADDR (a raw peer's MPA responder) and reads
 /// LEN octets from it with one RDMA Read; prints `read status NAME` and the first
-/// octet of the sink. Exits 0 once the Read completed, whatever its status.
+/// octet of the sink, then (1 s later, what the peer sent after it had its time)
+/// `past LEN: N octets written` for the rest of the 4 KiB region. Exits 0 once the
+/// Read completed, whatever its status.
 fn read_from(addr: SocketAddrV4, len: u32) -> Result<bool, String> {
     use ffi::sys::*;
     let (chan, mut c) = dial(addr)?;
     expect_event(&chan, rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED, 10_000)?;
-    c.mr.write(0, &vec![0x11; len as usize]).map_err(io)?;
+    c.mr.write(0, &[0x11; 4096]).map_err(io)?;
     let sge = Sge {
         mr: &c.mr,
         offset: 0,
@@ -821,6 +823,11 @@ fn read_from(addr: SocketAddrV4, len: u32) -> Result<bool, String> {
         w.byte_len,
         first[0]
     );
+    std::thread::sleep(Duration::from_secs(1));
+    let from = (len as usize).min(4096);
+    let rest = c.mr.read(from, 4096 - from).map_err(io)?;
+    let n = rest.iter().filter(|&&b| b != 0x11).count();
+    println!("past {len}: {n} octets written");
     Ok(true)
 }
 

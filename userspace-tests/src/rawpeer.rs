@@ -33,11 +33,18 @@ const USAGE: &str = "usage:
       of a Send announcing 1000 octets), early (4 octets right after the Request,
       before the Reply), none (nothing: waits up to 10 s for the Reply),
       send-bad-crc (a Send of 16 octets whose MPA CRC is wrong), terminate (a valid
-      Terminate, RDMAP Remote Operation, Unexpected OpCode, MSN 1)
-  rsiw-rawpeer serve-read ADDR:PORT short|full
+      Terminate, RDMAP Remote Operation, Unexpected OpCode, MSN 1), terminate-qn0
+      (that Terminate on QN 0), terminate-tagged (with the T bit set),
+      read-response-unasked (16 octets of Read Response, no Read asked for),
+      atomic-response-unasked (an Atomic Response, no Atomic asked for), ulpdu-zero
+      (ULPDU_Length 0), ulpdu-17 (a Send header cut at 17 octets)
+  rsiw-rawpeer serve-read ADDR:PORT short|full|long|split-long|extra
       Listens, answers one MPA Request (Rev 2, CRC, IRD/ORD 1, a zero-length Write as
       RTR), then answers the first RDMA Read Request with a Read Response of half the
       requested octets (short) or all of them (full), each octet 0xa5, last flag set;
+      long: 16 octets more in the same segment; split-long: the requested octets
+      without the last flag, then a segment of 16 more; extra: the full Response,
+      then a second Response of 16 octets past its end;
       prints `read STAG TO SIZE`, then `got HEX` (what arrived within 5 s after the
       Response) and `end fin|rst|open`.
   rsiw-rawpeer serve-guess ADDR:PORT
@@ -221,13 +228,12 @@ fn serve_hold(addr: &str, seconds: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// `serve-read`: an MPA responder that answers one Read Request, in full or short.
+/// `serve-read`: an MPA responder that answers one Read Request, in full, short, or
+/// with more than it asked for.
 fn serve_read(addr: &str, case: &str) -> Result<(), String> {
-    let short = match case {
-        "short" => true,
-        "full" => false,
-        _ => return Err(USAGE.to_string()),
-    };
+    if !matches!(case, "short" | "full" | "long" | "split-long" | "extra") {
+        return Err(USAGE.to_string());
+    }
     let mut s = accept_one(addr)?;
     // FPDUs until the Read Request (the RTR Write and anything else are skipped).
     let rr = loop {
@@ -243,10 +249,25 @@ fn serve_read(addr: &str, case: &str) -> Result<(), String> {
     to.copy_from_slice(&rr[22..30]);
     let to = u64::from_be_bytes(to);
     println!("read {stag:#x} {to:#x} {size}");
-    let n = if short { size / 2 } else { size };
-    let payload = vec![0xa5u8; n as usize];
-    s.write_all(&fpdu(&read_response(stag, to, &payload), None))
-        .map_err(|e| e.to_string())?;
+    let n = if case == "short" { size / 2 } else { size } as usize;
+    let payload = vec![0xa5u8; n];
+    // RFC 5040 §4.5: one segment, L set; `split-long` sends the requested octets
+    // without L, then 16 more with it.
+    let mut first = read_response(stag, to, &payload);
+    if case == "split-long" {
+        first[0] &= !0x40;
+    } else if case == "long" {
+        first.extend_from_slice(&[0x5a; 16]);
+    }
+    let mut out = fpdu(&first, None);
+    let past = to.wrapping_add(size.into());
+    match case {
+        "split-long" | "extra" => {
+            out.extend_from_slice(&fpdu(&read_response(stag, past, &[0x5a; 16]), None))
+        }
+        _ => {}
+    }
+    s.write_all(&out).map_err(|e| e.to_string())?;
     let (got, end) = drain(&mut s, Duration::from_secs(5));
     println!("got {}", hex(&got));
     println!("end {end}");
@@ -276,6 +297,27 @@ fn fpdu_case(addr: &str, case: &str) -> Result<(), String> {
         }
         // RFC 5040 §4.8: Layer RDMAP, Remote Operation (2), Unexpected OpCode (6).
         "terminate" => fpdu(&untagged(0x7, 2, 1, &[0x02, 0x06, 0, 0]), None),
+        // The same Terminate on QN 0, the Send queue (RFC 5040 §5.1 puts it on 2).
+        "terminate-qn0" => fpdu(&untagged(0x7, 0, 1, &[0x02, 0x06, 0, 0]), None),
+        // The same Terminate with the T bit set (STag 0, TO 0).
+        "terminate-tagged" => {
+            let mut u = vec![0xc1, 0x47];
+            u.extend_from_slice(&[0; 12]);
+            u.extend_from_slice(&[0x02, 0x06, 0, 0]);
+            fpdu(&u, None)
+        }
+        // A Read Response (STag 0x1234, TO 0, 16 octets) when no Read was asked for.
+        "read-response-unasked" => fpdu(&read_response(0x1234, 0, &[0xa5; 16]), None),
+        // An Atomic Response (QN 3, MSN 1, request 7) when no Atomic was asked for.
+        "atomic-response-unasked" => {
+            let mut body = 7u32.to_be_bytes().to_vec();
+            body.extend_from_slice(&[0; 8]);
+            fpdu(&untagged(0xb, 3, 1, &body), None)
+        }
+        // ULPDU_Length 0: an FPDU of its length field, pad and CRC only.
+        "ulpdu-zero" => fpdu(&[], None),
+        // A Send's DDP header cut at 17 octets, one short (RFC 5041 §4.3).
+        "ulpdu-17" => fpdu(&untagged(0x3, 0, 1, &[])[..17], None),
         "early" => vec![0, 0, 0, 0],
         "none" => Vec::new(),
         _ => return Err(format!("unknown case `{case}`\n{USAGE}")),

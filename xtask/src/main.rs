@@ -59,7 +59,8 @@ commands:
   soak                       RSIW_SOAK_MIN (default 60) minutes of mixed, verified traffic on rsiw0
                              (qemu/tests/soak-rsiw.sh); report in target/soak/ (CSV, SVG curves)
   soak faults                the fault scripts (qemu/tests/fault-*.sh) in their long versions:
-                             RSIW_RMMOD_LOOPS=100 rmmod rounds, RSIW_NOMEM_S=60 s memory-pressure phases
+                             RSIW_RMMOD_LOOPS=100 rmmod rounds, RSIW_NOMEM_S=60 s memory-pressure phases,
+                             RSIW_KILL_ROUNDS=200 rounds of traffic, kill -9, link delete, rmmod
 
 options:
   --kernel 6.12|7.3|debian-7.3
@@ -472,7 +473,11 @@ fn soak_scripts(ctx: &Ctx, a: &Args, rest: Vec<String>) -> Result<ExitCode> {
 fn fault_soak(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     soak_env(
         "soak faults",
-        &[("RSIW_RMMOD_LOOPS", "100"), ("RSIW_NOMEM_S", "60")],
+        &[
+            ("RSIW_RMMOD_LOOPS", "100"),
+            ("RSIW_NOMEM_S", "60"),
+            ("RSIW_KILL_ROUNDS", "200"),
+        ],
     );
     soak_scripts(ctx, a, vec!["fault-".into()])
 }

@@ -317,14 +317,15 @@ fn boot_once(b: &Boot, u: &Unit, echo: Echo) -> Result<Vec<Run>> {
         // Passed on from the host when set: the device type the rsiw data-path scripts
         // test (`siw` proves them on the reference driver; unset means rsiw), the NFS
         // scripts' data size per file (`cargo xtask nfs-soak`), the soak's length
-        // (`cargo xtask soak`), the memory-pressure phases' length and the rmmod rounds
-        // (`cargo xtask soak faults`).
+        // (`cargo xtask soak`), the memory-pressure phases' length, the rmmod rounds and
+        // the kill/delete/rmmod rounds (`cargo xtask soak faults`).
         for var in [
             "RSIW_DEV_TYPE",
             "RSIW_NFS_MB",
             "RSIW_SOAK_MIN",
             "RSIW_NOMEM_S",
             "RSIW_RMMOD_LOOPS",
+            "RSIW_KILL_ROUNDS",
         ] {
             if let Ok(t) = std::env::var(var) {
                 env += &format!("{var}={}\n", image::shell_quote(&t));

@@ -320,11 +320,14 @@ unsafe extern "C" fn rsiw_rust_create_qp(
         // `create_qp_args` for the rest.
         let (args, init) = unsafe { (create_qp_args(qp, &*init, udata)?, &mut *init) };
         let q = verbs::qp::create(args, init)?;
+        let found = q.clone();
         // SAFETY: in create_qp; the slot is empty.
         unsafe {
             (*qp).qp_num = q.num();
             obj::store(qp_slot(qp), q);
         }
+        // Only now may a lookup by number find it (`Qp::publish`).
+        found.publish();
         Ok(())
     })())
 }

@@ -390,7 +390,7 @@ pub fn rx_run(
                 );
                 assert!(e.reply, "a refused Write is answered");
             }
-            // Only a segment claiming to be a Terminate goes unanswered (RFC 5040
+            // Only a received Terminate (untagged, QN 2) goes unanswered (RFC 5040
             // §7.2), and only for what its header shows: a CRC error is the
             // frame's, and is answered.
             if !e.reply {

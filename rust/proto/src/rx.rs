@@ -39,7 +39,8 @@ use super::crc::{crc32c_finish, Crc32c, CRC32C_INIT};
 use super::ddp::{self, Buffer};
 use super::fpdu::{self, Marker, MARKER_INTERVAL, MARKER_LEN};
 use super::rdmap::{
-    AtomicRequest, AtomicResponse, Control, Opcode, ReadRequest, IMMEDIATE_LEN, VERSION,
+    AtomicRequest, AtomicResponse, Control, Opcode, ReadRequest, IMMEDIATE_LEN, QN_TERMINATE,
+    VERSION,
 };
 use super::terminate::{self, TermCause, TerminateRepr};
 
@@ -182,18 +183,9 @@ impl RxError {
     fn segment(cause: TermCause, ulpdu_len: u16, seg: &[u8]) -> Self {
         Self {
             terminate: TerminateRepr::for_segment(cause, ulpdu_len, seg),
-            reply: !claims_terminate(seg),
+            reply: !validate::claims_terminate(seg),
         }
     }
-}
-
-/// Whether a segment's RDMAP opcode field (the first RsvdULP octet of either DDP
-/// header, RFC 5040 §4.2) says Terminate, whatever else in it is wrong: answering it
-/// could start a Terminate exchange between two peers that each find the other's
-/// malformed.
-fn claims_terminate(seg: &[u8]) -> bool {
-    seg.get(1)
-        .is_some_and(|&b| Control::parse(b).opcode == Opcode::Terminate)
 }
 
 /// Length field, DDP header and the longest RDMAP header (Atomic Request; a Terminate's

@@ -151,3 +151,34 @@ impl<C: Crc32c> RxParser<C> {
         Ok(())
     }
 }
+
+/// Whether a segment is a received Terminate, which is never answered (RFC 5040 §7.2)
+/// whatever else in it is wrong: answering it could start a Terminate exchange between
+/// two peers that each find the other's malformed.
+///
+/// A Terminate travels untagged on queue 2 (RFC 5040 §5.1: QN 2 is RDMAP's queue for
+/// Terminate messages; §4.8). A segment whose RDMAP opcode field says Terminate but
+/// whose DDP header puts it elsewhere (the T bit set, or another QN) is not one: DDP
+/// refuses the queue before RDMAP sees an opcode (RFC 5041 §7.2, Invalid QN, 1/2/0x01;
+/// RFC 5040 §4.2 for the T bit, 0/2/0x06), and it is answered with that Terminate like
+/// any other segment. Where the header cannot be read that far (a bad DDP version, a
+/// segment cut before its QN) the opcode field alone decides.
+pub(super) fn claims_terminate(seg: &[u8]) -> bool {
+    if !seg
+        .get(ddp::field::ULP_CTRL)
+        .is_some_and(|&b| Control::parse(b).opcode == Opcode::Terminate)
+    {
+        return false;
+    }
+    let ctrl = seg.first().copied().unwrap_or(0);
+    if ctrl & ddp::MASK_DV != ddp::VERSION {
+        return true;
+    }
+    if ctrl & ddp::FLAG_T != 0 {
+        return false;
+    }
+    match seg.get(ddp::field::QN) {
+        Some(q) => u32::from_be_bytes([q[0], q[1], q[2], q[3]]) == QN_TERMINATE,
+        None => true,
+    }
+}

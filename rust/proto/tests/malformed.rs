@@ -264,6 +264,11 @@ fn cases() -> Vec<Case> {
             C::MPA_FRAMING,
         ),
         case(
+            "untagged header cut at 17",
+            ok(&send(1, 0, b"")[..17]),
+            C::MPA_FRAMING,
+        ),
+        case(
             "tagged header cut at 13",
             ok(&tg(0xc1, 0x40, 1, 0, b"")[..13]),
             C::MPA_FRAMING,
@@ -310,10 +315,23 @@ fn cases() -> Vec<Case> {
             ok(&un(0x41, 0x4b, 0, 1, 1, 0, &[0; 12])),
             C::DDP_INVALID_QN,
         ),
-        bad_terminate(
+        // A Terminate travels on QN 2 (RFC 5040 §5.1): on another queue it is not a
+        // Terminate but a segment DDP refuses (RFC 5041 §7.2, Invalid QN), answered.
+        case(
             "Terminate on QN 0",
             ok(&un(0x41, 0x47, 0, 0, 1, 0, &[0x20, 2, 0, 0])),
             C::DDP_INVALID_QN,
+        ),
+        case(
+            "Terminate on QN 0, not last, MSN 9",
+            ok(&un(0x01, 0x47, 0, 0, 9, 0, &[0x20, 2, 0, 0])),
+            C::DDP_INVALID_QN,
+        ),
+        // Cut before its QN: the header cannot say where it goes; not answered.
+        bad_terminate(
+            "Terminate header cut at 9",
+            ok(&un(0x41, 0x47, 0, 2, 1, 0, b"")[..9]),
+            C::MPA_FRAMING,
         ),
         case(
             "Immediate Data on QN 1",
@@ -485,7 +503,8 @@ fn cases() -> Vec<Case> {
             ok(&un(0x42, 0x47, 0, 2, 1, 0, &[0x20, 2, 0, 0])),
             C::DDP_UNTAGGED_VERSION,
         ),
-        bad_terminate(
+        // Tagged: not on QN 2 either (RFC 5040 §5.1), an unexpected opcode, answered.
+        case(
             "tagged Terminate",
             ok(&tg(0xc1, 0x47, 1, 0, &[0x20, 2, 0, 0])),
             C::RDMAP_UNEXPECTED_OPCODE,
@@ -631,6 +650,15 @@ fn cases() -> Vec<Case> {
     );
     s[3] |= 0x80;
     v.push(case("framed Send with RV 3", reseal(s), C::RDMAP_VERSION));
+    // Terminates on the other queues (RFC 5040 §5.1), a QN whose low octets say 2 among them.
+    for (name, qn) in [
+        ("Terminate on QN 1", 1),
+        ("Terminate on QN 3", 3),
+        ("Terminate on QN 0x10002", 0x10002),
+    ] {
+        let seg = un(0x41, 0x47, 0, qn, 1, 0, &[0x20, 2, 0, 0]);
+        v.push(case(name, ok(&seg), C::DDP_INVALID_QN));
+    }
     v
 }
 
@@ -709,6 +737,14 @@ fn exact_terminate_bytes() {
     let mut want = vec![0x12, 0x01, 0xc0, 0x00, 0x00, 19];
     want.extend_from_slice(&un(0x41, 0x43, 0, 7, 1, 0, b""));
     assert_eq!(terminate_bytes("Send on QN 7"), want);
+    // A Terminate on the Send queue: DDP's Invalid QN, answered like any segment
+    // (RFC 5040 §5.1, RFC 5041 §7.2).
+    let mut want = vec![0x12, 0x01, 0xc0, 0x00, 0x00, 22];
+    want.extend_from_slice(&un(0x41, 0x47, 0, 0, 1, 0, b""));
+    assert_eq!(terminate_bytes("Terminate on QN 0"), want);
+    let mut want = vec![0x02, 0x06, 0xc0, 0x00, 0x00, 18];
+    want.extend_from_slice(&tg(0xc1, 0x47, 1, 0, b""));
+    assert_eq!(terminate_bytes("tagged Terminate"), want);
     let mut want = vec![0x11, 0x00, 0xc0, 0x00, 0x00, 19];
     want.extend_from_slice(&tg(0xc1, 0x40, 0x99, 0, b""));
     assert_eq!(terminate_bytes("module: invalid STag"), want);
