@@ -17,14 +17,15 @@
 #   rsiw-kbuild.sh build RELEASE [MAKEARG...]  the above, then `make KDIR=<tree>` here
 #
 # RSIW_MODULES_DIR (/lib/modules), RSIW_SRC_DIR (/usr/src) and RSIW_STATE_DIR
-# (/var/lib/rsiw) move the places it reads and writes (its tests use them); RSIW_TREE
-# puts the tree elsewhere than <state>/<release>/linux (rsiw's test harness keeps it in
-# its kernel cache); its lock and scratch files are beside it.
+# (/var/lib/rsiw) move the places it reads and writes (its tests use them); RSIW_TREE,
+# an absolute path, puts the tree elsewhere than <state>/<release>/linux (rsiw's test
+# harness keeps it in its kernel cache); its lock and scratch files are beside it.
 #
 # A tree found there is used when it was made for this kernel: its .rsiw-prepared, the
-# headers' .config, the products, and every Rust symbol of the headers' Module.symvers
-# defined by its rust/*.o (checked at every run). A tree of hard links to another one
-# made by this script is fine: files are replaced, never written in place.
+# headers' .config, the products (else it is made again), and every Rust symbol of the
+# headers' Module.symvers defined by its rust/*.o (checked at every run). A tree of hard
+# links to another one made by this script is fine: files are replaced, never written
+# into.
 set -eu
 
 modules=${RSIW_MODULES_DIR:-/lib/modules}
@@ -40,7 +41,7 @@ case $cmd in check|kdir|build) ;; *) usage ;; esac
 hdr=$modules/$rel/build
 config=$hdr/.config
 tree=${RSIW_TREE:-$state/$rel/linux}
-work=$(dirname "$tree")
+work=${tree%/*}
 # x.y of the release (7.3.4+deb13-amd64: 7.3): Debian's source package is linux-source-x.y.
 line=$(echo "$rel" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
 source_tar=$srcdir/linux-source-$line.tar.xz
