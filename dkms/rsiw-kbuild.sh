@@ -17,7 +17,15 @@
 #   rsiw-kbuild.sh build RELEASE [MAKEARG...]  the above, then `make KDIR=<tree>` here
 #
 # RSIW_MODULES_DIR (/lib/modules), RSIW_SRC_DIR (/usr/src) and RSIW_STATE_DIR
-# (/var/lib/rsiw) move the places it reads and writes (its tests use them).
+# (/var/lib/rsiw) move the places it reads and writes (its tests use them); RSIW_TREE,
+# an absolute path, puts the tree elsewhere than <state>/<release>/linux (rsiw's test
+# harness keeps it in its kernel cache); its lock and scratch files are beside it.
+#
+# A tree found there is used when it was made for this kernel: its .rsiw-prepared, the
+# headers' .config, the products (else it is made again), and every Rust symbol of the
+# headers' Module.symvers defined by its rust/*.o (checked at every run). A tree of hard
+# links to another one made by this script is fine: files are replaced, never written
+# into.
 set -eu
 
 modules=${RSIW_MODULES_DIR:-/lib/modules}
@@ -32,7 +40,8 @@ case $cmd in check|kdir|build) ;; *) usage ;; esac
 
 hdr=$modules/$rel/build
 config=$hdr/.config
-tree=$state/$rel/linux
+tree=${RSIW_TREE:-$state/$rel/linux}
+work=${tree%/*}
 # x.y of the release (7.3.4+deb13-amd64: 7.3): Debian's source package is linux-source-x.y.
 line=$(echo "$rel" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
 source_tar=$srcdir/linux-source-$line.tar.xz
@@ -134,20 +143,29 @@ fi
 log() { echo "rsiw-kbuild: $*" >&2; }
 
 make_tree() {
-    mkdir -p "$state/$rel"
+    mkdir -p "$work"
     # One build per release at a time (DKMS may build for two kernels at once).
-    exec 9>"$state/$rel/.lock"
+    exec 9>"$work/.lock"
     command -v flock >/dev/null 2>&1 && flock 9
     cc=$(cfg CONFIG_CC_VERSION_TEXT)
     ccarg=
     [ "$(cfg CONFIG_CC_IS_GCC)" = y ] && ccarg=CC=${cc%% *}
+    if [ -f "$tree/.rsiw-prepared" ]; then
+        if ! cmp -s "$config" "$tree/.config"; then
+            log "$tree was prepared with another .config than $config: making it again"
+            rm -f "$tree/.rsiw-prepared"
+        elif ! has_products "$tree"; then
+            log "$tree lacks the Rust build products: making it again"
+            rm -f "$tree/.rsiw-prepared"
+        fi
+    fi
     if [ ! -f "$tree/.rsiw-prepared" ]; then
-        log "making the Rust build products for $rel from $source_tar (once per kernel; several minutes)"
-        rm -rf "$tree" "$state/$rel/extract"
-        mkdir -p "$state/$rel/extract"
-        tar -C "$state/$rel/extract" -xf "$source_tar"
-        mv "$state/$rel/extract/linux-source-$line" "$tree"
-        rmdir "$state/$rel/extract"
+        log "making the Rust build products for $rel from $source_tar in $tree (once per kernel; several minutes)"
+        rm -rf "$tree" "$work/extract"
+        mkdir -p "$work/extract"
+        tar -C "$work/extract" -xf "$source_tar"
+        mv "$work/extract/linux-source-$line" "$tree"
+        rmdir "$work/extract"
         cp "$config" "$tree/.config"
         make -C "$tree" $ccarg olddefconfig >&2
         if ! cmp -s "$config" "$tree/.config"; then
@@ -161,20 +179,23 @@ make_tree() {
         touch "$tree/.rsiw-prepared"
     fi
     # The headers' own identity and symbol list: the module's vermagic and modpost's
-    # checks are the installed kernel's.
+    # checks are the installed kernel's. Replaced, not overwritten: the tree's files
+    # may be hard links to another tree's.
     for f in Module.symvers include/generated/utsrelease.h include/config/kernel.release; do
-        cmp -s "$hdr/$f" "$tree/$f" || cp "$hdr/$f" "$tree/$f"
+        cmp -s "$hdr/$f" "$tree/$f" && continue
+        cp "$hdr/$f" "$tree/$f.rsiw-new"
+        mv "$tree/$f.rsiw-new" "$tree/$f"
     done
     # Every Rust symbol vmlinux exports must be defined by the rebuilt objects: their
     # mangled names carry each crate's hash, so this holds when the products match.
     need=$(awk '$2 ~ /^_R/ && $3 == "vmlinux" {print $2}' "$tree/Module.symvers" | sort -u)
     have=$(for o in "$tree"/rust/*.o; do nm --defined-only "$o" 2>/dev/null; done |
         awk '$3 ~ /^_R/ {print $3}' | sort -u)
-    printf '%s\n' "$have" >"$state/$rel/have"
-    missing=$(printf '%s\n' "$need" | grep . | comm -23 - "$state/$rel/have" | wc -l)
-    rm -f "$state/$rel/have"
+    printf '%s\n' "$have" >"$work/have"
+    missing=$(printf '%s\n' "$need" | grep . | comm -23 - "$work/have" | wc -l)
+    rm -f "$work/have"
     if [ "$missing" != 0 ]; then
-        log "$missing Rust symbols of the kernel's Module.symvers are not in the rebuilt products: the toolchain differs from the kernel's; remove $state/$rel after fixing it"
+        log "$missing Rust symbols of the kernel's Module.symvers are not in the rebuilt products: the toolchain differs from the kernel's; remove $tree after fixing it"
         exit 1
     fi
     log "$(printf '%s\n' "$need" | grep -c .) Rust symbols of $rel's Module.symvers match the products in $tree"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Debian 13's own backports kernel for rsiw, cached outside the repo:
-#  - the Kbuild tree an out-of-tree Rust module builds against, made the way a
-#    user of linux-headers-<release> would have to: Debian's linux-source-7.3 with
-#    the headers' .config, prepared by the rustc and bindgen Debian built the kernel
-#    with (in the trixie root of scripts/debian-root.sh), so that the Rust build
-#    products the headers package lacks (libkernel.rmeta, libmacros.so, the
+#  - the Kbuild tree an out-of-tree Rust module builds against, made as a user's
+#    rsiw-dkms makes it: dkms/rsiw-kbuild.sh in the trixie root of
+#    scripts/debian-root.sh (the rustc and bindgen Debian built the kernel with)
+#    prepares Debian's linux-source-7.3 with the headers' .config, so that the Rust
+#    build products the headers package lacks (libkernel.rmeta, libmacros.so, the
 #    bindings) match the kernel's; Module.symvers, utsrelease.h and kernel.release
 #    are the headers' own, so modpost checks every symbol against Debian's kernel;
 #  - Debian's vmlinuz and modules (linux-image-<release>), unpacked, modules
@@ -20,7 +20,7 @@ kver=7.3.4+deb13
 release=$kver-amd64
 root=$("$here/scripts/debian-root.sh")
 # The key: the root (its packages), and the steps' version below, raised whenever
-# what this script does to the tree changes.
+# what this script or dkms/rsiw-kbuild.sh does to the tree changes.
 steps=1
 key=$(echo "$root $steps" | sha256sum | cut -c1-12)
 cache=${RSIW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rsiw}
@@ -40,42 +40,10 @@ in_root() { "$here/scripts/in-debian-root.sh" "$@"; }
 # with its log's last lines on stderr.
 exec 3>&1 4>&2 >"$log" 2>&1
 trap 'echo "build-debian-kernel: failed; last lines of $log:" >&4; tail -n 30 "$log" >&4' ERR
-# die WHY: the reason on stderr and in the log.
-die() { echo "build-debian-kernel: $*" | tee /dev/fd/4; exit 1; }
 {
-    hdr=/usr/src/linux-headers-$release
-    # The compiler Debian named (CONFIG_CC_VERSION_TEXT: x86_64-linux-gnu-gcc-14).
-    cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "$root$hdr/.config")
-    src="$dir/linux"
-    if [ ! -f "$src/.rsiw-prepared" ]; then
-        rm -rf "$src" "$dir/extract"
-        mkdir -p "$dir/extract"
-        tar -C "$dir/extract" -xf "$root/usr/src/linux-source-7.3.tar.xz"
-        mv "$dir/extract/linux-source-7.3" "$src"
-        rmdir "$dir/extract"
-        cp "$root$hdr/.config" "$src/.config"
-        in_root make -C "$src" CC="$cc" olddefconfig
-        if ! cmp -s "$root$hdr/.config" "$src/.config"; then
-            diff "$root$hdr/.config" "$src/.config" | head -20
-            die "olddefconfig changed Debian's .config (another compiler, rustc or bindgen than Debian's?); the difference is in $log"
-        fi
-        in_root make -C "$src" CC="$cc" -j"$(nproc)" prepare
-        in_root make -C "$src" CC="$cc" -j"$(nproc)" modules_prepare
-        touch "$src/.rsiw-prepared"
-    fi
-    # The headers' own identity and symbol list (after modules_prepare, which
-    # writes its own): the module's vermagic and modpost's checks are Debian's.
-    for f in Module.symvers include/generated/utsrelease.h include/config/kernel.release; do
-        cmp -s "$root$hdr/$f" "$src/$f" || cp "$root$hdr/$f" "$src/$f"
-    done
-    # Every Rust symbol vmlinux exports must be defined by the rebuilt objects:
-    # then their crate hashes are Debian's.
-    need=$(awk '$2 ~ /^_R/ && $3 == "vmlinux" {print $2}' "$src/Module.symvers" | sort -u)
-    have=$(for o in "$src"/rust/*.o; do nm --defined-only "$o" 2>/dev/null; done | awk '{print $3}' | grep '^_R' | sort -u)
-    missing=$(comm -23 <(echo "$need") <(echo "$have") | wc -l)
-    [ "$missing" = 0 ] ||
-        die "$missing Rust symbols of Debian's Module.symvers are not in the rebuilt rust/*.o: the toolchain differs from Debian's"
-    echo "build-debian-kernel: all $(echo "$need" | wc -l) Rust symbols of Debian's kernel match"
+    # The tree: what rsiw-dkms's dkms/rsiw-kbuild.sh makes on a user's machine (and
+    # the package install test reuses), here in the cache.
+    in_root env RSIW_TREE="$dir/linux" sh "$here/dkms/rsiw-kbuild.sh" kdir "$release"
 
     # Debian's kernel image and the modules the VM needs (RDMA, NFS, NVMe, the
     # NIC, qdiscs, crypto) with what they depend on; all of Debian's modules would

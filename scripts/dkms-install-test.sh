@@ -8,7 +8,13 @@
 # /var/lib/rsiw (the Rust build products rsiw-dkms makes, once per kernel release) is
 # kept between runs, under the cache.
 #
-#   scripts/dkms-install-test.sh DEBDIR OUTDIR RELEASE
+#   scripts/dkms-install-test.sh DEBDIR OUTDIR RELEASE [TREE]
+#
+# TREE: a tree dkms/rsiw-kbuild.sh made for RELEASE in the same root (the harness's KDIR
+# of Debian's kernel, scripts/build-debian-kernel.sh). When /var/lib/rsiw has no
+# prepared tree for RELEASE, it starts as hard links to TREE (rsiw-kbuild.sh replaces
+# files, never writes into them), so the products are not made a second time;
+# rsiw-kbuild.sh checks that tree as any it finds there (.config, products, symbols).
 #
 # DEBDIR holds the two .deb files. Writes to OUTDIR: preflight.log (rsiw-dkms installed
 # on a root that lacks bindgen and linux-source-7.3 and has another rustc), install.log
@@ -17,11 +23,12 @@
 # kernel's own modules).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-[ $# = 3 ] || { echo "usage: dkms-install-test.sh DEBDIR OUTDIR RELEASE" >&2; exit 2; }
+[ $# = 3 ] || [ $# = 4 ] || { echo "usage: dkms-install-test.sh DEBDIR OUTDIR RELEASE [TREE]" >&2; exit 2; }
 debs=$(cd "$1" && pwd)
 mkdir -p "$2"
 out=$(cd "$2" && pwd)
 release=$3
+seed=${4:-}
 root=$("$here/scripts/debian-root.sh")
 cache=${RSIW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rsiw}
 dir="$cache/package-test"
@@ -31,6 +38,14 @@ flock 9
 rm -rf "$out/rsiw.ko" "$out/dkms-status" "$out/preflight.log"
 mkdir -p "$dir/merged" "$dir/var-lib-rsiw"
 log="$out/install.log"
+state="$dir/var-lib-rsiw/$release"
+if [ -n "$seed" ] && [ -f "$seed/.rsiw-prepared" ] && [ ! -f "$state/linux/.rsiw-prepared" ]; then
+    echo "dkms-install-test: /var/lib/rsiw/$release/linux from $seed (hard links)" >&2
+    rm -rf "$state/linux" "$state/linux.seed"
+    mkdir -p "$state"
+    cp -al "$seed" "$state/linux.seed"
+    mv "$state/linux.seed" "$state/linux"
+fi
 
 # First, a machine that lacks three things: no bindgen, no linux-source-7.3 tarball, a
 # rustc of another version than the kernel's. Installing rsiw-dkms must fail there, and

@@ -302,7 +302,7 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
     let background = !a.vm_only && !a.host_only;
     // Without --kernel, the scripts marked `# rsiw-kernels: K` run on K as well, after
     // the default kernel's suite; K's kernel is made ready beside that suite, at idle
-    // priority.
+    // priority (for Debian's, the tree that the packages' install test starts from).
     let others: Vec<Ctx> = if a.kernel_given || a.host_only {
         Vec::new()
     } else {
@@ -318,13 +318,7 @@ fn test(ctx: &Ctx, a: &Args) -> Result<ExitCode> {
         let host = (!a.vm_only).then(|| sc.spawn(|| host_half(ctx, background)));
         let ready: Vec<_> = others
             .iter()
-            .map(|o| {
-                sc.spawn(move || {
-                    let k = kernel::ensure_idle(o, true)?;
-                    package::warm_idle(o, &a.rest);
-                    Ok(k)
-                })
-            })
+            .map(|o| sc.spawn(move || kernel::ensure_idle(o, true)))
             .collect();
         if !a.host_only {
             let marked = a.marked.then_some(ctx.kernel);

@@ -251,49 +251,18 @@ fn depends_of(dynamic: &str, symbols: &str) -> Result<String> {
     Ok(deps.join(", "))
 }
 
-/// Beside the default kernel's suite, at idle priority: when the suite of `ctx` (Debian's
-/// kernel, scripts `filters`) holds a script with `# rsiw-image: package`, one install
-/// test now, so that the Rust products DKMS makes (minutes on a fresh machine) are in the
-/// cache when that script's [`vm_part`] installs the packages again. A failure here is
-/// only reported: that script's own install says what failed.
-pub fn warm_idle(ctx: &Ctx, filters: &[String]) {
-    let wanted = ctx.kernel == KernelLine::Debian7_3
-        && crate::suite::discover(ctx, filters).is_ok_and(|v| {
-            v.iter().any(|s| {
-                s.image.iter().any(|x| x == "package")
-                    && s.kernels.iter().any(|k| k == ctx.kernel.name())
-            })
-        });
-    if !wanted {
-        return;
-    }
-    let r = crate::kernel::ensure(ctx).and_then(|k| {
-        let debs = build(ctx)?;
-        cmd::run(
-            cmd::maybe_idle("bash", true)
-                .arg(ctx.root.join("scripts/dkms-install-test.sh"))
-                .arg(&debs.dir)
-                .arg(ctx.out_dir().join("package"))
-                .arg(&k.release)
-                .env("RSIW_CACHE", &ctx.cache),
-            "its install.log says why",
-        )
-    });
-    if let Err(e) = r {
-        eprintln!("test: the packages' install beside the suite failed: {e:#}");
-    }
-}
-
 /// The image part `package` (`# rsiw-image: package`): `rsiw/package/` with the
 /// provider's .deb, and the rsiw.ko DKMS built and installed when both packages were
 /// installed in the trixie root (`scripts/dkms-install-test.sh`), with apt's and
-/// dkms's output. Debian's kernel only.
+/// dkms's output. Debian's kernel only. The install starts from the harness's tree of
+/// that kernel (made by the same `dkms/rsiw-kbuild.sh`): the Rust products are made
+/// once, by `scripts/build-debian-kernel.sh`.
 pub fn vm_part(ctx: &Ctx) -> Result<PathBuf> {
     if ctx.kernel != KernelLine::Debian7_3 {
         bail!("{NOT_HERE}");
     }
-    // Cached: this only reads the release.
-    let release = crate::kernel::ensure(ctx)?.release;
+    // Cached: this only reads the release and the tree.
+    let k = crate::kernel::ensure(ctx)?;
     let debs = build(ctx)?;
     let out = ctx.out_dir().join("package");
     cmd::run(
@@ -301,7 +270,8 @@ pub fn vm_part(ctx: &Ctx) -> Result<PathBuf> {
             .arg(ctx.root.join("scripts/dkms-install-test.sh"))
             .arg(&debs.dir)
             .arg(&out)
-            .arg(&release)
+            .arg(&k.release)
+            .arg(&k.kdir)
             .env("RSIW_CACHE", &ctx.cache),
         "the lines above say what failed; its whole log is install.log",
     )?;

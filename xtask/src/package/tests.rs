@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! The DKMS preflight (`dkms/rsiw-kbuild.sh check`) on fake kernel trees and fake
-//! toolchains: each missing thing is one line naming its fix; and the provider's
-//! `Depends:`.
+//! toolchains: each missing thing is one line naming its fix; the checks of a tree it
+//! finds made (the harness's, given to the install test); and the provider's `Depends:`.
 
 use super::depends_of;
 use std::path::{Path, PathBuf};
@@ -37,15 +37,21 @@ impl Fake {
         .unwrap();
         let f = Fake { dir };
         // The tools the script itself uses, from the host.
-        for tool in ["sed", "head"] {
+        f.host(&["sed", "head"]);
+        f
+    }
+
+    /// The host's `tools` in the fake PATH.
+    fn host(&self, tools: &[&str]) -> &Self {
+        for tool in tools {
             let real = ["/usr/bin", "/bin"]
                 .iter()
                 .map(|d| Path::new(d).join(tool))
                 .find(|p| p.exists())
                 .unwrap();
-            std::os::unix::fs::symlink(real, f.dir.join("bin").join(tool)).unwrap();
+            std::os::unix::fs::symlink(real, self.dir.join("bin").join(tool)).unwrap();
         }
-        f
+        self
     }
 
     /// The headers' .config: Debian's 7.3 settings, with `rust` as CONFIG_RUST.
@@ -124,27 +130,34 @@ impl Fake {
 
     /// `rsiw-kbuild.sh CMD REL`: exit status, stdout, and the `rsiw:` lines of stderr.
     fn run(&self, cmd: &str) -> (i32, String, Vec<String>) {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dkms/rsiw-kbuild.sh");
-        let out = Command::new("/bin/sh")
-            .arg(script)
-            .args([cmd, REL])
-            .env_clear()
-            .env("PATH", self.dir.join("bin"))
-            .env("RSIW_MODULES_DIR", self.dir.join("modules"))
-            .env("RSIW_SRC_DIR", self.dir.join("src"))
-            .env("RSIW_STATE_DIR", self.dir.join("state"))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let (code, out, err) = self.run_tree(cmd, None);
         let lines = err
             .lines()
             .filter(|l| l.starts_with(&format!("rsiw: {REL}: ")) && !l.contains("missing above"))
             .map(String::from)
             .collect();
+        (code, out, lines)
+    }
+
+    /// `rsiw-kbuild.sh CMD REL` with `RSIW_TREE=tree`: exit status, stdout, stderr.
+    fn run_tree(&self, cmd: &str, tree: Option<&Path>) -> (i32, String, String) {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dkms/rsiw-kbuild.sh");
+        let mut c = Command::new("/bin/sh");
+        c.arg(script)
+            .args([cmd, REL])
+            .env_clear()
+            .env("PATH", self.dir.join("bin"))
+            .env("RSIW_MODULES_DIR", self.dir.join("modules"))
+            .env("RSIW_SRC_DIR", self.dir.join("src"))
+            .env("RSIW_STATE_DIR", self.dir.join("state"));
+        if let Some(t) = tree {
+            c.env("RSIW_TREE", t);
+        }
+        let out = c.output().unwrap();
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stdout).into_owned(),
-            lines,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     }
 }
@@ -309,6 +322,127 @@ fn compiler_and_rust_src_missing() {
             && lines[1].contains("apt install gcc-14"),
         "{}",
         lines[1]
+    );
+}
+
+/// The headers' identity files, and a tree made for REL at `tree` (as `rsiw-kbuild.sh`
+/// or the harness leaves it): `.rsiw-prepared`, the headers' `.config` with `extra`
+/// appended, the products, and a `rust/kernel.o` for which the fake `nm` lists `defined`.
+/// The tree's `Module.symvers` is a hard link to `<dir>/other/Module.symvers` ("old"),
+/// as in a tree of hard links to another one.
+fn made_tree(f: &Fake, tree: &Path, extra: &str, defined: &str) {
+    let b = f.dir.join("modules").join(REL).join("build");
+    std::fs::create_dir_all(b.join("include/generated")).unwrap();
+    std::fs::create_dir_all(b.join("include/config")).unwrap();
+    std::fs::write(
+        b.join("Module.symvers"),
+        "0x12345678\t_RNvNtCs1a_6kernel5alloc3foo\tvmlinux\tEXPORT_SYMBOL_GPL\t\n\
+         0x9abcdef0\tib_register_device\tdrivers/infiniband/core/ib_core\tEXPORT_SYMBOL\t\n",
+    )
+    .unwrap();
+    std::fs::write(b.join("include/generated/utsrelease.h"), REL).unwrap();
+    std::fs::write(b.join("include/config/kernel.release"), REL).unwrap();
+    for d in ["rust/bindings", "include/generated", "include/config"] {
+        std::fs::create_dir_all(tree.join(d)).unwrap();
+    }
+    let config = std::fs::read_to_string(b.join(".config")).unwrap();
+    std::fs::write(tree.join(".config"), config + extra).unwrap();
+    for p in [
+        ".rsiw-prepared",
+        "rust/libkernel.rmeta",
+        "rust/libmacros.so",
+        "rust/bindings/bindings_generated.rs",
+        "rust/kernel.o",
+        "include/generated/utsrelease.h",
+        "include/config/kernel.release",
+    ] {
+        std::fs::write(tree.join(p), "").unwrap();
+    }
+    std::fs::create_dir_all(f.dir.join("other")).unwrap();
+    std::fs::write(f.dir.join("other/Module.symvers"), "old").unwrap();
+    std::fs::hard_link(
+        f.dir.join("other/Module.symvers"),
+        tree.join("Module.symvers"),
+    )
+    .unwrap();
+    let nm = f.dir.join("bin/nm");
+    std::fs::write(
+        &nm,
+        format!("#!/bin/sh\n[ \"$1\" = --version ] && exec echo nm\necho '0000000000000000 T {defined}'\n"),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&nm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    f.host(&[
+        "mkdir", "cmp", "cp", "mv", "rm", "awk", "sort", "comm", "grep", "wc",
+    ]);
+}
+
+/// A tree found where RSIW_TREE says, made for this kernel, is checked and used: no
+/// product is made again, the headers' files replace the tree's without writing into
+/// a file the tree shares with another.
+#[test]
+fn found_tree_is_checked_and_used() {
+    let f = Fake::new("found");
+    f.headers(true).toolchain().source();
+    let tree = f.dir.join("cache/linux");
+    made_tree(&f, &tree, "", "_RNvNtCs1a_6kernel5alloc3foo");
+    let (code, out, err) = f.run_tree("kdir", Some(&tree));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), tree.display().to_string());
+    assert!(!err.contains("making"), "{err}");
+    assert!(err.contains("1 Rust symbols"), "{err}");
+    let symvers = std::fs::read_to_string(tree.join("Module.symvers")).unwrap();
+    assert!(symvers.contains("ib_register_device"), "{symvers}");
+    assert_eq!(
+        std::fs::read_to_string(f.dir.join("other/Module.symvers")).unwrap(),
+        "old"
+    );
+}
+
+/// A found tree whose rust/*.o lack a Rust symbol of the kernel's Module.symvers is
+/// refused, naming the count and what to remove.
+#[test]
+fn found_tree_missing_symbols_refused() {
+    let f = Fake::new("symbols");
+    f.headers(true).toolchain().source();
+    let tree = f.dir.join("state").join(REL).join("linux");
+    made_tree(&f, &tree, "", "_RNvNtCs2b_6kernel5alloc3foo");
+    let (code, out, err) = f.run_tree("kdir", None);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains(
+            "1 Rust symbols of the kernel's Module.symvers are not in the rebuilt products"
+        ) && err.contains(&format!("remove {}", tree.display())),
+        "{err}"
+    );
+}
+
+/// A found tree prepared with another .config is not used: it is made again.
+#[test]
+fn found_tree_of_another_config_made_again() {
+    let f = Fake::new("config");
+    f.headers(true).toolchain().source();
+    let tree = f.dir.join("cache/linux");
+    made_tree(
+        &f,
+        &tree,
+        "CONFIG_OTHER=y\n",
+        "_RNvNtCs1a_6kernel5alloc3foo",
+    );
+    // No tar here: the remake stops at unpacking the source.
+    let (code, _, err) = f.run_tree("kdir", Some(&tree));
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        err.contains("was prepared with another .config")
+            && err.contains("making the Rust build products"),
+        "{err}"
+    );
+    assert!(!tree.join(".rsiw-prepared").exists());
+    assert_eq!(
+        std::fs::read_to_string(f.dir.join("other/Module.symvers")).unwrap(),
+        "old"
     );
 }
 
