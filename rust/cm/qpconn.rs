@@ -88,8 +88,8 @@ impl QpListener for Listener {
         let pending: KVec<Arc<Endpoint>> = {
             let inner = self.inner.lock();
             let mut v = KVec::new();
-            for ep in inner.pending.iter().flatten() {
-                if v.push(ep.clone(), GFP_KERNEL).is_err() {
+            for p in inner.pending.iter().flatten() {
+                if v.push(p.ep.clone(), GFP_KERNEL).is_err() {
                     break;
                 }
             }

@@ -174,8 +174,8 @@ impl Qp {
                 return Err(e);
             }
         };
-        match dev.qps().insert(qp.clone()) {
-            Ok(n) => qp.num.store(n as u32, Ordering::Release),
+        match dev.qp_insert(qp.clone()) {
+            Ok(n) => qp.num.store(n, Ordering::Release),
             Err(e) => {
                 dev.put_qp();
                 return Err(e);
@@ -557,7 +557,7 @@ impl Qp {
         };
         drop(old);
         drop(conn);
-        let removed = self.dev.qps().remove(self.num() as usize);
+        let removed = self.dev.qp_remove(self.num());
         self.dev.put_qp();
         drop(removed);
         let mut refs = self.cm_refs.lock();
@@ -619,13 +619,6 @@ impl Qp {
             inner.ird,
             self.access.load(Ordering::Relaxed),
         )
-    }
-}
-
-impl Device {
-    /// The QP with number `num`, if it exists (iw_cm's `get_qp`); any context.
-    pub(crate) fn qp_lookup(&self, num: u32) -> Option<Arc<Qp>> {
-        self.qps().get(num as usize)
     }
 }
 
