@@ -144,6 +144,9 @@ pub(crate) struct Oob {
     begun: bool,
     /// A stream was matched to it (passive) or is being bound.
     claimed: bool,
+    /// It was armed to wait but connects itself ([`Claim::Reverse`]): it
+    /// takes no request (they wait until its own stream is up).
+    reversed: bool,
     attempt: Option<Arc<dyn Attempt>>,
 }
 
@@ -252,6 +255,7 @@ impl Qp {
                 gen: inner.oob_gen,
                 begun: false,
                 claimed: false,
+                reversed: false,
                 attempt: None,
             });
         }
@@ -339,9 +343,10 @@ impl Qp {
     /// for the same arming is refused. The QP numbers and every PSN the
     /// request carries must be those the QP was given, and it must carry one
     /// (`proto::qpconn::Given::check_request`). A QP armed to connect takes
-    /// a request only from an initiator in RTR (which proves its RQ PSN, our
-    /// SQ PSN) and then stops its own attempt: that peer's QP could not
-    /// answer our Request with a proof ([`Claim::Reverse`]).
+    /// a request only when it proves the pair and the QP has its SQ PSN for
+    /// the Reply, and then stops its own attempt: the peer's QP, still in RTR,
+    /// could not answer our Request with a proof and connects itself
+    /// ([`Claim::Reverse`]).
     pub(crate) fn oob_claim(&self, from: &[u8; 16], data: &ConnData) -> Claim {
         let mut inner = self.inner.lock();
         if inner.destroying {
@@ -363,9 +368,12 @@ impl Qp {
                 "QP connection refused: QP armed for another peer address"
             ));
         }
+        if o.reversed {
+            return Claim::NotYet;
+        }
         let given = self.given(&inner, o);
         let verdict = given.check_request(data);
-        if o.target.active && (data.sq_psn.is_some() || verdict != Verdict::Match) {
+        if o.target.active && verdict != Verdict::Match {
             return Claim::Refused(c_str!(
                 "QP connection refused: QP armed to connect itself, not to accept"
             ));
@@ -386,6 +394,7 @@ impl Qp {
                     return Claim::NotArmed;
                 };
                 o.target.active = true;
+                o.reversed = true;
                 let wait = o.attempt.take();
                 Claim::Reverse(Self::job(o), wait)
             }
