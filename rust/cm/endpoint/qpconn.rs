@@ -395,7 +395,13 @@ impl Endpoint {
 
     /// Parks a request until a QP is armed or moves to RTS (`rearm`), or
     /// `qp_conn_timeout_ms` after it was first read.
-    fn park(&self, sock: Socket, req: KBox<FrameBuf>, listener: Arc<Listener>, first: bool) {
+    fn park(
+        self: &Arc<Self>,
+        sock: Socket,
+        req: KBox<FrameBuf>,
+        listener: Arc<Listener>,
+        first: bool,
+    ) {
         let mut inner = self.inner.lock();
         if first {
             self.new_deadline(iwcm::params().qp_timeout_ms);
