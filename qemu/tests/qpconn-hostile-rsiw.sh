@@ -29,14 +29,13 @@ as_nobody() { su -s /bin/sh nobody -c "$*"; }
 
 # --- The port: squatted before the device, held by it after. ---
 dmesg -c > /dev/null
-as_nobody "exec rsiw-rawpeer qpserve - 0.0.0.0:$PORT mirror" > /tmp/squat.out 2>&1 &
-squat=$!
+su -s /bin/sh nobody -c "exec timeout 60 rsiw-rawpeer qpserve - 0.0.0.0:$PORT mirror" > /tmp/squat.out 2>&1 &
 check "nobody listens on $PORT before the device exists" retry 10 grep -q listening /tmp/squat.out
 check_fails "rdma link add fails while $PORT is taken" rdma link add $D type rsiw netdev eth0
 check_output "dmesg: the port in use is named" "$D: cannot listen on qp_conn_port $PORT" dmesg
 check_no_output "no device was left" "$D" rdma link show
-kill $squat 2>/dev/null
-wait $squat 2>/dev/null
+ps | awk '/[q]pserve - 0.0.0.0/ { print $1 }' | xargs -r kill
+wait
 check "rdma link add $D once the port is free" retry 5 rdma link add $D type rsiw netdev eth0 || finish
 # squat_try DEV ADDR: nobody's listener on ADDR:$PORT (bound to DEV unless -).
 squat_try() { su -s /bin/sh nobody -c "timeout 3 rsiw-rawpeer qpserve $1 $2:$PORT mirror"; true; }
@@ -86,15 +85,14 @@ wait $srv
 kill $fake 2>/dev/null
 echo 20000 > /sys/module/rsiw/parameters/qp_conn_timeout_ms
 
-# --- A forged Reply: a listener on 10.0.77.1 (a host without rsiw). ---
-ip link add dummy0 type dummy
-ip addr add 10.0.77.1/24 dev dummy0
-ip link set dummy0 up
+# --- A forged Reply: a listener on 10.0.77.1 (a host without rsiw: an address of lo,
+# the listener bound to lo, so that it shares the port number with rsiw0's). ---
+ip addr add 10.0.77.1/32 dev lo
 # mirror_case MODE DMESG: an rc_pingpong client told its server is QPN 0x333 with PSN
 # 0x444 at ::ffff:10.0.77.1 connects there (its address is the lower: it connects);
 # the listener answers with MODE's forged block.
 mirror_case() {
-    rsiw-rawpeer qpserve dummy0 10.0.77.1:$PORT "$1" > /tmp/serve.out 2>&1 &
+    rsiw-rawpeer qpserve lo 10.0.77.1:$PORT "$1" > /tmp/serve.out 2>&1 &
     srvp=$!
     retry 10 grep -q listening /tmp/serve.out
     { printf '0000:000333:000444:00000000000000000000ffff0a004d01\0'; sleep 30; } |
@@ -117,7 +115,7 @@ mirror_case() {
 dmesg -c > /dev/null
 mirror_case mirror 'the Reply proves no SQ PSN: reset'
 mirror_case copy 'the Reply proves another PSN: reset'
-ip link del dummy0
+ip addr del 10.0.77.1/32 dev lo
 
 # --- Floods at an existing QP that is not armed (a server before its exchange). ---
 timeout 300 ibv_rc_pingpong -d $D -g 1 -p 18750 > /dev/null 2>&1 &

@@ -229,11 +229,18 @@ pub(super) fn qpflood(args: &[String]) -> Result<(), String> {
     }
     let t0 = Instant::now();
     let mut next = *RESV.start();
-    let (mut sent, mut failed, mut closed) = (0usize, 0usize, 0usize);
+    let (mut sent, mut failed, mut closed, mut refused) = (0usize, 0usize, 0usize, 0usize);
     let mut held = Vec::new();
     for _ in 0..count {
         let mut s = match connect_from(&from, addr, &mut next) {
             Ok(s) => s,
+            // The listener refused the connection before it was up.
+            Err(e) if e.contains("reset by peer") || e.contains("refused") => {
+                sent += 1;
+                closed += 1;
+                refused += 1;
+                continue;
+            }
             Err(e) => {
                 if failed == 0 {
                     println!("first failure: {e}");
@@ -259,7 +266,7 @@ pub(super) fn qpflood(args: &[String]) -> Result<(), String> {
         }
     }
     println!(
-        "sent {sent} of {count} ({failed} not connected) in {} ms",
+        "sent {sent} of {count} ({refused} reset while connecting, {failed} not connected) in {} ms",
         t0.elapsed().as_millis()
     );
     if junk {
