@@ -100,14 +100,14 @@ mirror_case() {
     nl=$!
     sleep 1
     timeout 60 ibv_rc_pingpong -d $D -g 1 -p 18740 10.0.2.15 > /tmp/victim.log 2>&1
-    rc=$?
+    vrc=$?
     wait $srvp
     cat /tmp/serve.out
     tail -n 2 /tmp/victim.log
     check "$1 Reply: the initiator resets the stream" grep -q '^end rst$' /tmp/serve.out
     check "$1 Reply: nothing of the application reaches the forger" grep -q '^got 0 octets$' /tmp/serve.out
-    if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then pass "$1 Reply: the client fails"; else
-        fail "$1 Reply: the client fails" "exit $rc"; fi
+    if [ $vrc -ne 0 ] && [ $vrc -ne 124 ]; then pass "$1 Reply: the client fails (exit $vrc)"; else
+        fail "$1 Reply: the client fails" "exit $vrc"; fi
     check_output "dmesg: $2" "$2" dmesg
     kill $nl 2>/dev/null
     wait $nl 2>/dev/null
