@@ -490,7 +490,7 @@ impl Endpoint {
     /// and a rate-limited line saying why; nothing reaches a QP.
     fn qp_refuse(&self, sock: Socket, listener: &Arc<Listener>, rev: Option<Revision>, why: &CStr) {
         sock.warn(warn::QP, why);
-        self.inner.lock().phase = Phase::Closed;
+        self.close_request();
         listener.forget(self);
         let local = LocalParams {
             crc: iwcm::params().crc,
@@ -500,9 +500,17 @@ impl Endpoint {
         sock.shutdown(false);
     }
 
+    /// A request's setup is over: its phase closes and its deadline (a parked
+    /// request's, which holds the endpoint) ends with it.
+    fn close_request(&self) {
+        let mut inner = self.inner.lock();
+        self.end_deadline();
+        inner.phase = Phase::Closed;
+    }
+
     /// Resets a request's connection without a Reply.
     fn qp_reset(&self, sock: Socket, listener: &Arc<Listener>) {
-        self.inner.lock().phase = Phase::Closed;
+        self.close_request();
         listener.forget(self);
         sock.shutdown(true);
     }
