@@ -382,12 +382,12 @@ impl Qp {
             Verdict::Refuse(Mismatch::Qpn) => Claim::Refused(c_str!(
                 "QP connection refused: QP armed for another QP number"
             )),
-            Verdict::Refuse(Mismatch::Psn) => Claim::Refused(c_str!(
-                "QP connection refused: QP armed for another PSN"
-            )),
-            Verdict::Refuse(Mismatch::Missing) => Claim::Refused(c_str!(
-                "QP connection refused: the request proves no PSN"
-            )),
+            Verdict::Refuse(Mismatch::Psn) => {
+                Claim::Refused(c_str!("QP connection refused: QP armed for another PSN"))
+            }
+            Verdict::Refuse(Mismatch::Missing) => {
+                Claim::Refused(c_str!("QP connection refused: the request proves no PSN"))
+            }
             Verdict::NotYet => Claim::NotYet,
             Verdict::Reverse => {
                 let Some(o) = inner.oob.as_mut() else {

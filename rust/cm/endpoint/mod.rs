@@ -430,7 +430,8 @@ impl Endpoint {
         // `secure`): an unprivileged user on either host cannot send a
         // request, whatever QP numbers and PSNs it can read.
         if qp_listener && from.port >= PRIVILEGED_PORTS {
-            let why = c_str!("QP connection refused: source port not privileged (1024 or above): reset");
+            let why =
+                c_str!("QP connection refused: source port not privileged (1024 or above): reset");
             return refuse(warn::PORT, why, EACCES);
         }
         let peer_max = if qp_listener {
@@ -450,7 +451,8 @@ impl Endpoint {
                 return refuse(warn::BOUND, why, EBUSY);
             }
             Admit::PeerFull => {
-                let why = c_str!("too many QP connections in setup or parked from this peer: reset");
+                let why =
+                    c_str!("too many QP connections in setup or parked from this peer: reset");
                 return refuse(warn::PEER, why, EBUSY);
             }
         };
