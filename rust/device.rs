@@ -7,20 +7,24 @@ use crate::{
     ffi::{
         attr::PortState,
         netdev::{NetDevice, ETH_ALEN},
+        random,
     },
     mem::MemTable,
+    proto::stag::{IndexPerm, Rounds, ROUND_TABLE_LEN},
     qp::Qp,
     slots::Slots,
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
+    alloc::KVVec,
     new_mutex,
     prelude::*,
     sync::{Arc, Mutex},
 };
 
 /// The CM's listener for QP connections set up from `modify_qp` (one per
-/// device, made at the first QP that needs it), as the device sees it.
+/// device, made with the device when `qp_conn_port` is set), as the device
+/// sees it.
 pub(crate) trait QpListener: Send + Sync {
     /// A QP was armed for a peer: requests parked for it look again.
     fn rearm(&self);
@@ -54,9 +58,14 @@ pub(crate) struct Device {
     srqs: AtomicU32,
     /// Memory regions and windows by STag (shared with the engines).
     mems: Arc<MemTable>,
-    /// QPs by number.
+    /// QPs by table slot.
     #[pin]
     qps: Slots<Qp>,
+    /// The round function of the keyed permutation from QP table slot to QP
+    /// number (`proto::stag::IndexPerm` over the 24-bit QPN space, its key
+    /// random per device and not kept): QP numbers are unique, never 0, and
+    /// not predictable from one another.
+    qpn_rounds: KVVec<u16>,
     /// TX work a doorbell's TX run causes on this device (loopback).
     inline_tx: Arc<InlineTxCell>,
     /// The QP-connection listener, once made; taken at `dealloc_driver`.
@@ -87,6 +96,8 @@ impl Device {
         let mems = MemTable::new()?;
         let inline_tx = InlineTxCell::new()?;
         let counters = PortCounters::new()?;
+        let mut qpn_rounds = KVVec::from_elem(0u16, ROUND_TABLE_LEN, GFP_KERNEL)?;
+        IndexPerm::new(random::random_bytes()).fill_rounds(&mut qpn_rounds);
         Arc::pin_init(
             pin_init!(Self {
                 netdev,
@@ -99,6 +110,7 @@ impl Device {
                 srqs: AtomicU32::new(0),
                 mems,
                 qps <- Slots::new(1, crate::qp::MAX_QP as usize + 1),
+                qpn_rounds,
                 inline_tx,
                 qp_listener <- new_mutex!(None, "rsiw_qp_listener"),
                 counters,
@@ -189,9 +201,39 @@ impl Device {
         &self.mems
     }
 
-    /// The QP table.
-    pub(crate) fn qps(&self) -> &Slots<Qp> {
-        &self.qps
+    /// Stores `qp` in a free slot of the QP table and returns its QP number.
+    pub(crate) fn qp_insert(&self, qp: Arc<Qp>) -> Result<u32> {
+        let slot = self.qps.insert(qp)?;
+        // The table's limit keeps slots below 2^24, which `index` maps.
+        match u32::try_from(slot)
+            .ok()
+            .and_then(|s| Rounds(&self.qpn_rounds).index(s))
+        {
+            Some(num) => Ok(num),
+            None => {
+                drop(self.qps.remove(slot));
+                Err(EINVAL)
+            }
+        }
+    }
+
+    /// The table slot of QP number `num`, if it names one.
+    fn qp_slot(&self, num: u32) -> Option<usize> {
+        let slot = Rounds(&self.qpn_rounds).slot(num)?;
+        (slot <= crate::qp::MAX_QP).then_some(slot as usize)
+    }
+
+    /// The QP with number `num`, if it exists and its creation is complete
+    /// (`Qp::publish`; iw_cm's `get_qp`); any context.
+    pub(crate) fn qp_lookup(&self, num: u32) -> Option<Arc<Qp>> {
+        self.qps
+            .get(self.qp_slot(num)?)
+            .filter(|q| q.is_published())
+    }
+
+    /// Removes QP number `num` from the table.
+    pub(crate) fn qp_remove(&self, num: u32) -> Option<Arc<Qp>> {
+        self.qps.remove(self.qp_slot(num)?)
     }
 
     /// The QP-connection listener, made by `make` if there is none yet.

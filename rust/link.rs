@@ -29,7 +29,19 @@ pub(crate) fn new_link(reg: &Registry<Device>, name: &CStr, netdev: NetDevice) -
     // `dealloc_driver` and so undoes the registry entry too.
     let dev = NewDevice::alloc(&init, data.clone())?;
     dev.set_netdev(data.netdev())?;
-    reg.insert(&dev, data)?;
+    reg.insert(&dev, data.clone())?;
+    // The QP-connection listener holds its port from now on, so that no
+    // local user can take the port from under the device. A port already
+    // taken fails the device (the peers would reach whoever has it).
+    let port = crate::ffi::iwcm::params().qp_port;
+    if port != 0 {
+        if let Err(e) = crate::cm::qpconn::listener(&data) {
+            pr_warn!(
+                "{name}: cannot listen on qp_conn_port {port} ({e:?}): device not created; free the port, or load rsiw with another qp_conn_port (0: no QP connections from modify_qp)\n"
+            );
+            return Err(e);
+        }
+    }
     dev.register(name)?;
     let [a, b, c, d, e, f] = mac;
     pr_info!("{name}: iWARP device, address {a:02x}:{b:02x}:{c:02x}:{d:02x}:{e:02x}:{f:02x}\n");

@@ -25,42 +25,17 @@ check "rdma link add $D type rsiw netdev eth0" rdma link add $D type rsiw netdev
 ip addr add 10.0.2.14/24 dev eth0
 FAKE_GID=00000000000000000000ffff0a00020e   # ::ffff:10.0.2.14, as rc_pingpong sends GIDs
 
-# fake_client PORT: tells the rc_pingpong server on PORT that its peer is QPN 0x111 with
-# PSN 0x222 at GID ::ffff:10.0.2.14 (rc_pingpong's own exchange), then holds on; the
-# server's answer lands in /tmp/fake.out.
-fake_client() {
-    { printf '0000:000111:000222:%s\0' $FAKE_GID; sleep 2; printf 'done\0'; sleep 100; } |
-        timeout 110 nc 10.0.2.15 "$1" > /tmp/fake.out &
-    fake=$!
-    retry 10 sh -c 'tr -d "\000" < /tmp/fake.out | grep -q "^0000:"'
-    SQPN=$(tr -d '\000' < /tmp/fake.out | cut -d: -f2)
-    SPSN=$(tr -d '\000' < /tmp/fake.out | cut -d: -f3)
-    echo "server QPN 0x$SQPN PSN 0x$SPSN"
-}
-
-# qpreq NAME WANT ARGS…: rsiw-rawpeer qpconn to the listener; WANT yes|no (rejected).
-qpreq() {
-    name=$1; want=$2; shift 2
-    check_output "$name: rejected $want" "^rejected $want\$" rsiw-rawpeer qpconn 10.0.2.15:4792 "$@"
-}
-
-dmesg -c > /dev/null
 # The refused requests below take a second or more each under TCG: the armed QP waits
 # long enough for all of them and the matching one (a QP armed at 6 s gave up before
 # the last on a slow boot); the parts after it use $TMO again.
-echo 60000 > /sys/module/rsiw/parameters/qp_conn_timeout_ms
-timeout 120 ibv_rc_pingpong -d $D -g 1 -p 18701 > /tmp/pp-s.log 2>&1 &
-srv=$!
-sleep 1
-fake_client 18701
-check "the server is armed (QP in RTS)" sh -c "rdma resource show qp | grep -w $D | grep -q RTS"
+armed_server $D 18701 60000
 qpreq "another source QPN" yes 112 "$SQPN" 222 "$SPSN" 10.0.2.14
 qpreq "another SQ PSN" yes 111 "$SQPN" 223 "$SPSN" 10.0.2.14
 qpreq "another RQ PSN" yes 111 "$SQPN" 222 0 10.0.2.14
 qpreq "another address (10.0.2.15)" yes 111 "$SQPN" 222 "$SPSN" 10.0.2.15
 qpreq "no such QP" yes 111 fff0 222 "$SPSN" 10.0.2.14
 # The listener is dual-stack: an IPv4 peer shows as [::ffff:a.b.c.d]:port.
-check_output "dmesg: another QP number or PSN" 'peer \[::ffff:10\.0\.2\.14\]:[0-9]+: QP connection refused: QP armed for another QP number or PSN' dmesg
+check_output "dmesg: another QP number or PSN" 'peer \[::ffff:10\.0\.2\.14\]:[0-9]+: QP connection refused: QP armed for another (QP number|PSN)' dmesg
 check_output "dmesg: another peer address" 'peer \[::ffff:10\.0\.2\.15\]:[0-9]+: QP connection refused: QP armed for another peer address' dmesg
 check_output "dmesg: no such QP" 'peer \[::ffff:10\.0\.2\.14\]:[0-9]+: QP connection refused: no such QP' dmesg
 qpreq "the armed peer, QPN and PSNs" no 111 "$SQPN" 222 "$SPSN" 10.0.2.14

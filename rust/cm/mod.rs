@@ -25,6 +25,43 @@ use kernel::{
     workqueue::{Work, WorkItem},
 };
 
+/// Source ports below this are privileged (only `CAP_NET_BIND_SERVICE` may
+/// bind them): rsiw connects QPs from one, and its QP-connection listener
+/// refuses any other.
+pub(crate) const PRIVILEGED_PORTS: u16 = 1024;
+
+/// QP connections one peer (an IPv4 address, an IPv6 /64) may have in setup or
+/// parked on a device's QP-connection listener at once: a flood from one peer
+/// leaves the rest of `mpa_max_pending` to the others.
+pub(crate) const QP_PEER_PENDING: usize = 64;
+
+/// A connection in MPA setup and the peer it counts against.
+struct Pending {
+    ep: Arc<Endpoint>,
+    peer: [u8; 16],
+}
+
+/// Whom a connection counts against: its address; an IPv6 address's /64 (a
+/// host may have that many addresses).
+fn peer_key(ip: &[u8; 16]) -> [u8; 16] {
+    let v4mapped = ip[..10].iter().all(|&b| b == 0) && ip[10] == 0xff && ip[11] == 0xff;
+    let mut k = *ip;
+    if !v4mapped {
+        k[8..].fill(0);
+    }
+    k
+}
+
+/// What [`Listener::admit`] made of a connection.
+pub(crate) enum Admit {
+    /// Registered.
+    In(Arc<Endpoint>),
+    /// `mpa_max_pending` connections are in setup.
+    Full,
+    /// Its peer has its share in setup.
+    PeerFull,
+}
+
 /// The fields [`Listener::inner`] protects; all `None` (and `pending`
 /// empty) once stopped.
 struct ListenInner {
@@ -36,7 +73,7 @@ struct ListenInner {
     dev: Option<Arc<Device>>,
     /// Connections in MPA setup: their Request being read, or reported and
     /// awaiting `iw_accept`/`iw_reject`; a free slot is `None`.
-    pending: KVec<Option<Arc<Endpoint>>>,
+    pending: KVec<Option<Pending>>,
     /// The `Some` slots of `pending`: at most `mpa_max_pending`.
     n_pending: usize,
 }
@@ -107,28 +144,46 @@ impl Listener {
         let _ = cm_queue().enqueue(self);
     }
 
-    /// Registers a new connection in MPA setup made by `make`, unless the
-    /// listener stopped (`ECONNREFUSED`) or `max` connections are in setup
-    /// already (`Ok(None)`).
+    /// Registers a new connection from `from` in MPA setup made by `make`,
+    /// unless the listener stopped (`ECONNREFUSED`), `max` connections are
+    /// in setup already, or `peer_max` of them from `from`'s peer.
     pub(crate) fn admit(
         &self,
         max: u32,
+        from: &[u8; 16],
+        peer_max: usize,
         make: impl FnOnce() -> Result<Arc<Endpoint>>,
-    ) -> Result<Option<Arc<Endpoint>>> {
+    ) -> Result<Admit> {
         let mut inner = self.inner.lock();
         if inner.cm_id.is_none() && inner.dev.is_none() {
             return Err(errno::connrefused());
         }
         if inner.n_pending >= max as usize {
-            return Ok(None);
+            return Ok(Admit::Full);
+        }
+        let peer = peer_key(from);
+        if peer_max < usize::MAX {
+            let mine = inner
+                .pending
+                .iter()
+                .flatten()
+                .filter(|p| p.peer == peer)
+                .count();
+            if mine >= peer_max {
+                return Ok(Admit::PeerFull);
+            }
         }
         let ep = make()?;
+        let entry = Pending {
+            ep: ep.clone(),
+            peer,
+        };
         match inner.pending.iter_mut().find(|slot| slot.is_none()) {
-            Some(slot) => *slot = Some(ep.clone()),
-            None => inner.pending.push(Some(ep.clone()), GFP_KERNEL)?,
+            Some(slot) => *slot = Some(entry),
+            None => inner.pending.push(Some(entry), GFP_KERNEL)?,
         }
         inner.n_pending += 1;
-        Ok(Some(ep))
+        Ok(Admit::In(ep))
     }
 
     /// A connection left MPA setup (refused, accepted, rejected, timed out).
@@ -138,7 +193,7 @@ impl Listener {
             let slot = inner
                 .pending
                 .iter_mut()
-                .find(|p| p.as_ref().is_some_and(|p| core::ptr::eq(&**p, ep)));
+                .find(|p| p.as_ref().is_some_and(|p| core::ptr::eq(&*p.ep, ep)));
             let gone = slot.and_then(Option::take);
             if gone.is_some() {
                 inner.n_pending -= 1;
@@ -183,8 +238,8 @@ impl Listener {
         }
         drop(sock);
         drop(id);
-        for ep in pending.iter().flatten() {
-            ep.abort();
+        for p in pending.iter().flatten() {
+            p.ep.abort();
         }
     }
 }

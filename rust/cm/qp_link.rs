@@ -36,6 +36,12 @@ impl QpLink {
     pub(crate) fn armed(qp: Arc<Qp>, gen: u32) -> Self {
         Self { qp, gen: Some(gen) }
     }
+
+    /// What the armed QP was given now (`None`: not armed, or another
+    /// arming).
+    pub(crate) fn oob_given(&self) -> Option<crate::proto::qpconn::Given> {
+        self.qp.oob_given(self.gen?)
+    }
 }
 
 /// Finds QP `qpn` of `dev` for the caller of `iw_connect`/`iw_accept`:
@@ -93,5 +99,11 @@ pub(crate) fn start(
         return Err(EINVAL);
     }
     conn.kick();
+    if qp.gen.is_some() {
+        // Requests parked for this QP are refused now, not at their deadline.
+        if let Some(l) = q.dev().qp_listener_if_any() {
+            l.rearm();
+        }
+    }
     Ok(attempt)
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! QP connections from `modify_qp` (the out-of-band model of `ibv_rc_pingpong`
 //! and perftest without `-R`): each device's listener on `qp_conn_port`, made
-//! at the first QP armed on it, and the CM's attempt for each arming (the
+//! with the device (`link.rs`), and the CM's attempt for each arming (the
 //! active side connects, the passive side waits). The MPA exchange and the
 //! stream are the iw_cm path's (RFC 5044 §7.1, RFC 6581); what differs is
 //! who is told: the QP, not a cm_id. See `qp/oob.rs` for the arming.
@@ -88,8 +88,8 @@ impl QpListener for Listener {
         let pending: KVec<Arc<Endpoint>> = {
             let inner = self.inner.lock();
             let mut v = KVec::new();
-            for ep in inner.pending.iter().flatten() {
-                if v.push(ep.clone(), GFP_KERNEL).is_err() {
+            for p in inner.pending.iter().flatten() {
+                if v.push(p.ep.clone(), GFP_KERNEL).is_err() {
                     break;
                 }
             }

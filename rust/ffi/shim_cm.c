@@ -5,6 +5,7 @@
  * space and close to Rust, the CM work queue, and iw_cm event delivery.
  */
 #include <linux/module.h>
+#include <linux/random.h>
 #include <linux/ratelimit.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
@@ -355,34 +356,58 @@ err:
 	return rv;
 }
 
+/* Privileged source ports a QP connection is made from (sunrpc's
+ * xprt_min_resvport..xprt_max_resvport): only CAP_NET_BIND_SERVICE binds
+ * them, so the listener knows the request comes from a kernel or root.
+ */
+#define RSIW_RESVPORT_MIN 665
+#define RSIW_RESVPORT_MAX 1023
+
 int rsiw_shim_sock_connect_addr(const struct rsiw_inaddr *local,
 				const struct rsiw_inaddr *remote,
 				struct socket **out)
 {
+	const u16 n = RSIW_RESVPORT_MAX - RSIW_RESVPORT_MIN + 1;
 	struct sockaddr_storage l, r;
 	int llen = rsiw_inaddr_to_sa(local, &l);
 	int rlen = rsiw_inaddr_to_sa(remote, &r);
+	u16 start = get_random_u32_below(n);
 	struct socket *s;
-	int rv;
+	int rv = -EADDRINUSE;
+	u16 i;
 
 	if (llen < 0 || rlen < 0)
 		return -EAFNOSUPPORT;
 	if (l.ss_family != r.ss_family)
 		return -EINVAL;
-	rv = rsiw_sock_new(&r, &s);
-	if (rv)
-		return rv;
-	rv = kernel_bind(s, (rsiw_sockaddr *)&l, llen);
-	if (rv)
-		goto err;
-	tcp_sock_set_nodelay(s->sk);
-	rv = kernel_connect(s, (rsiw_sockaddr *)&r, rlen, O_NONBLOCK);
-	if (rv && rv != -EINPROGRESS)
-		goto err;
-	*out = s;
-	return 0;
-err:
-	sock_release(s);
+	/* From a random privileged port; the next one while a port is taken
+	 * (bound, or its 4-tuple to this peer still in TIME_WAIT).
+	 */
+	for (i = 0; i < n; i++) {
+		__be16 port = htons(RSIW_RESVPORT_MIN + (start + i) % n);
+
+		if (l.ss_family == AF_INET)
+			((struct sockaddr_in *)&l)->sin_port = port;
+		else
+			((struct sockaddr_in6 *)&l)->sin6_port = port;
+		rv = rsiw_sock_new(&r, &s);
+		if (rv)
+			return rv;
+		rv = kernel_bind(s, (rsiw_sockaddr *)&l, llen);
+		if (!rv) {
+			tcp_sock_set_nodelay(s->sk);
+			rv = kernel_connect(s, (rsiw_sockaddr *)&r, rlen,
+					    O_NONBLOCK);
+			if (!rv || rv == -EINPROGRESS) {
+				*out = s;
+				return 0;
+			}
+		}
+		sock_release(s);
+		if (rv != -EADDRINUSE && rv != -EADDRNOTAVAIL)
+			return rv;
+		cond_resched();
+	}
 	return rv;
 }
 

@@ -106,7 +106,7 @@ int rsiw_shim_sock_connect_addr(const struct rsiw_inaddr *local,
 int rsiw_shim_sock_peer(struct socket *s, struct rsiw_inaddr *out);
 bool rsiw_shim_sock_readable(struct socket *s);
 /* Classes of lines about peers, each rate-limited on its own. */
-#define RSIW_WARN_CLASSES 5
+#define RSIW_WARN_CLASSES 7
 void rsiw_shim_sock_warn(struct socket *s, unsigned int class, const char *msg);
 void rsiw_shim_sock_set_timeout(struct socket *s, unsigned int ms);
 int rsiw_shim_sock_send(struct socket *s, const struct rsiw_buf *bufs,

@@ -179,8 +179,8 @@ impl Qp {
                 return Err(e);
             }
         };
-        match dev.qps().insert(qp.clone()) {
-            Ok(n) => qp.num.store(n as u32, Ordering::Release),
+        match dev.qp_insert(qp.clone()) {
+            Ok(n) => qp.num.store(n, Ordering::Release),
             Err(e) => {
                 dev.put_qp();
                 return Err(e);
@@ -270,6 +270,11 @@ impl Qp {
     /// be counted, so the destroy would not wait for it.
     pub(crate) fn publish(&self) {
         self.published.store(true, Ordering::Release);
+    }
+
+    /// Creation is complete (`publish`).
+    pub(crate) fn is_published(&self) -> bool {
+        self.published.load(Ordering::Acquire)
     }
 
     /// Protection domain number.
@@ -574,7 +579,7 @@ impl Qp {
         };
         drop(old);
         drop(conn);
-        let removed = self.dev.qps().remove(self.num() as usize);
+        let removed = self.dev.qp_remove(self.num());
         self.dev.put_qp();
         drop(removed);
         let mut refs = self.cm_refs.lock();
@@ -636,16 +641,6 @@ impl Qp {
             inner.ird,
             self.access.load(Ordering::Relaxed),
         )
-    }
-}
-
-impl Device {
-    /// The QP with number `num`, if it exists and its creation is complete
-    /// (`Qp::publish`; iw_cm's `get_qp`); any context.
-    pub(crate) fn qp_lookup(&self, num: u32) -> Option<Arc<Qp>> {
-        self.qps()
-            .get(num as usize)
-            .filter(|q| q.published.load(Ordering::Acquire))
     }
 }
 

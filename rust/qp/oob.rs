@@ -10,7 +10,7 @@ use super::{Inner, Qp, QpState};
 use crate::{
     engine::Conn,
     ffi::{av::Av, sock::InAddr},
-    proto::qpconn::{ConnData, MASK_24},
+    proto::qpconn::{ConnData, Given, Mismatch, Verdict, MASK_24},
 };
 use core::sync::atomic::Ordering;
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
@@ -144,6 +144,9 @@ pub(crate) struct Oob {
     begun: bool,
     /// A stream was matched to it (passive) or is being bound.
     claimed: bool,
+    /// It was armed to wait but connects itself ([`Claim::Reverse`]): it
+    /// takes no request (they wait until its own stream is up).
+    reversed: bool,
     attempt: Option<Arc<dyn Attempt>>,
 }
 
@@ -152,8 +155,6 @@ pub(crate) struct Oob {
 pub(crate) struct Job {
     pub(crate) target: Target,
     pub(crate) gen: u32,
-    /// Our side's block for the MPA private data.
-    pub(crate) data: ConnData,
     /// ORD/IRD the consumer set (`max_rd_atomic`, `max_dest_rd_atomic`).
     pub(crate) ord: u32,
     pub(crate) ird: u32,
@@ -162,10 +163,17 @@ pub(crate) struct Job {
 /// How a passive QP answers a connection request that names it.
 pub(crate) enum Claim {
     /// It is armed for exactly this peer: connect (the arming's generation
-    /// and our side's block and depths).
-    Match(Job),
+    /// and depths, and what the QP was given, for the Reply).
+    Match(Job, Given),
     /// Not armed (yet): the request may wait for it.
     NotArmed,
+    /// The request proves our SQ PSN, which the QP has not been given yet
+    /// (it is in RTR): it may wait for the move to RTS.
+    NotYet,
+    /// The request is proven, but the QP (in RTR) has no SQ PSN to prove in
+    /// a Reply: it now connects itself (the job), the request waits; the
+    /// passive side's wait (the attempt) is for the caller to cancel.
+    Reverse(Job, Option<Arc<dyn Attempt>>),
     /// Armed for someone else, or connected, or active, or being destroyed.
     Refused(&'static CStr),
 }
@@ -247,6 +255,7 @@ impl Qp {
                 gen: inner.oob_gen,
                 begun: false,
                 claimed: false,
+                reversed: false,
                 attempt: None,
             });
         }
@@ -264,17 +273,10 @@ impl Qp {
         self.inner.lock().path
     }
 
-    fn job(&self, inner: &Inner, o: &Oob) -> Job {
-        let p = &inner.path;
+    fn job(o: &Oob) -> Job {
         Job {
             target: o.target,
             gen: o.gen,
-            data: ConnData {
-                src_qpn: self.num(),
-                dst_qpn: o.target.dest_qpn,
-                sq_psn: p.sq_psn_set.then_some(p.sq_psn),
-                rq_psn: p.rq_psn,
-            },
             // The device's limit, not `max_rd_atomic`/`max_dest_rd_atomic`:
             // the stream may be set up at RTR, before the consumer set its
             // ORD (perftest sets it at RTS), and the MPA exchange fixes the
@@ -296,7 +298,7 @@ impl Qp {
         if o.begun {
             return None;
         }
-        let job = self.job(&inner, o);
+        let job = Self::job(o);
         if let Some(o) = inner.oob.as_mut() {
             o.begun = true;
         }
@@ -317,31 +319,47 @@ impl Qp {
         }
     }
 
+    /// What the QP was given for its peer (`modify_qp`), as its blocks
+    /// carry it: read afresh for every Request sent and every block checked.
+    fn given(&self, inner: &Inner, o: &Oob) -> Given {
+        let p = &inner.path;
+        Given {
+            qpn: self.num(),
+            dest_qpn: o.target.dest_qpn,
+            sq_psn: p.sq_psn_set.then_some(p.sq_psn),
+            rq_psn: p.rq_psn,
+        }
+    }
+
+    /// What arming `gen` was given now (`None` once it ended).
+    pub(crate) fn oob_given(&self, gen: u32) -> Option<Given> {
+        let inner = self.inner.lock();
+        let o = inner.oob.as_ref().filter(|o| o.gen == gen)?;
+        Some(self.given(&inner, o))
+    }
+
     /// A connection request from `from` with the initiator's block `data`
-    /// names this QP (passive side): see [`Claim`]. A match is claimed, so a
-    /// second request for the same arming is refused.
+    /// names this QP: see [`Claim`]. A match is claimed, so a second request
+    /// for the same arming is refused. The QP numbers and every PSN the
+    /// request carries must be those the QP was given, and it must carry one
+    /// (`proto::qpconn::Given::check_request`). A QP armed to connect takes
+    /// a request only when it proves the pair and the QP has its SQ PSN for
+    /// the Reply, and then stops its own attempt: the peer's QP, still in RTR,
+    /// could not answer our Request with a proof and connects itself
+    /// ([`Claim::Reverse`]).
     pub(crate) fn oob_claim(&self, from: &[u8; 16], data: &ConnData) -> Claim {
         let mut inner = self.inner.lock();
         if inner.destroying {
             return Claim::Refused(c_str!("QP connection refused: QP being destroyed"));
         }
-        let (rq_psn, sq_psn) = (
-            inner.path.rq_psn,
-            inner.path.sq_psn_set.then_some(inner.path.sq_psn),
-        );
         let connected = inner.conn.is_some();
-        let Some(o) = inner.oob.as_mut() else {
+        let Some(o) = inner.oob.as_ref() else {
             return if connected {
                 Claim::Refused(c_str!("QP connection refused: QP already connected"))
             } else {
                 Claim::NotArmed
             };
         };
-        if o.target.active {
-            return Claim::Refused(c_str!(
-                "QP connection refused: QP armed to connect itself, not to accept"
-            ));
-        }
         if o.claimed || connected {
             return Claim::Refused(c_str!("QP connection refused: QP already connected"));
         }
@@ -350,28 +368,44 @@ impl Qp {
                 "QP connection refused: QP armed for another peer address"
             ));
         }
-        let ours = ConnData {
-            src_qpn: self.num(),
-            dst_qpn: o.target.dest_qpn,
-            sq_psn,
-            rq_psn,
-        };
-        // A PSN either side did not have yet (its QP was not in RTS when
-        // the stream was asked for) is not compared.
-        if !ours.pairs_with(data) {
+        if o.reversed {
+            return Claim::NotYet;
+        }
+        let given = self.given(&inner, o);
+        let verdict = given.check_request(data);
+        if o.target.active && verdict != Verdict::Match {
             return Claim::Refused(c_str!(
-                "QP connection refused: QP armed for another QP number or PSN"
+                "QP connection refused: QP armed to connect itself, not to accept"
             ));
         }
-        o.claimed = true;
-        let o = Oob {
-            target: o.target,
-            gen: o.gen,
-            begun: o.begun,
-            claimed: true,
-            attempt: None,
-        };
-        Claim::Match(self.job(&inner, &o))
+        match verdict {
+            Verdict::Refuse(Mismatch::Qpn) => Claim::Refused(c_str!(
+                "QP connection refused: QP armed for another QP number"
+            )),
+            Verdict::Refuse(Mismatch::Psn) => {
+                Claim::Refused(c_str!("QP connection refused: QP armed for another PSN"))
+            }
+            Verdict::Refuse(Mismatch::Missing) => {
+                Claim::Refused(c_str!("QP connection refused: the request proves no PSN"))
+            }
+            Verdict::NotYet => Claim::NotYet,
+            Verdict::Reverse => {
+                let Some(o) = inner.oob.as_mut() else {
+                    return Claim::NotArmed;
+                };
+                o.target.active = true;
+                o.reversed = true;
+                let wait = o.attempt.take();
+                Claim::Reverse(Self::job(o), wait)
+            }
+            Verdict::Match => {
+                let Some(o) = inner.oob.as_mut() else {
+                    return Claim::NotArmed;
+                };
+                o.claimed = true;
+                Claim::Match(Self::job(o), given)
+            }
+        }
     }
 
     /// A claimed request for arming `gen` did not become a stream: the QP

@@ -152,6 +152,11 @@ pub(crate) fn modify(qp: &Arc<Qp>, attr: &b::ib_qp_attr, mask: i32) -> Result {
     qp.modify(&m)?;
     if let Some(job) = qp.oob_job() {
         cm::qpconn::begin(qp, job);
+    } else if m.state == Some(QpState::Rts) {
+        // A request parked until this QP had its SQ PSN looks again.
+        if let Some(l) = qp.dev().qp_listener_if_any() {
+            l.rearm();
+        }
     }
     Ok(())
 }

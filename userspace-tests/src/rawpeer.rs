@@ -6,6 +6,8 @@
 //! time and reports when the responder closed each. `fpdu` makes a real MPA exchange
 //! (Rev 1, CRC) and then sends one crafted FPDU, printing what comes back.
 
+#[path = "rawpeer_qp.rs"]
+mod qp;
 mod rst;
 #[path = "rawpeer_serve.rs"]
 mod serve;
@@ -63,12 +65,22 @@ const USAGE: &str = "usage:
       what comes for SECONDS without ever closing its side (a peer that does not
       answer a FIN); prints `fin after S s` when the FIN came, `octets N`, and
       `end [fin, then ]open|rst`.
-  rsiw-rawpeer qpconn ADDR:PORT SRC_QPN DST_QPN SQ_PSN RQ_PSN [FROM_IP] [WAIT_S]
+  rsiw-rawpeer qpconn ADDR:PORT SRC_QPN DST_QPN SQ_PSN|- RQ_PSN|- [FROM] [WAIT_S]
       A QP connection request to a device's QP-connection listener (MPA Rev 2, CRC,
       IRD/ORD 1, peer-to-peer with a zero-length Write as RTR, the qpconn block naming
-      the QPs and PSNs, numbers in hex), from FROM_IP if given; waits up to WAIT_S
-      (default 10) for the Reply; prints `reply HEX` (or `reply none`), `rejected
-      yes|no`, then `end fin|rst|open` (within 3 s after the Reply).
+      the QPs and PSNs, numbers in hex, `-`: not carried) from FROM (IP: from a
+      privileged port; IP:PORT, :0 any port); waits up to WAIT_S (default 10) for the
+      Reply; prints `from port P`, `reply HEX` (or `reply none`), `rejected yes|no`,
+      then `end fin|rst|open` (within 3 s after the Reply).
+  rsiw-rawpeer qpflood ADDR:PORT SRC_QPN DST_QPN COUNT FROM junk|hold SECONDS
+      COUNT such requests (SQ PSN 0x222) from FROM; junk: 4 octets follow each
+      Request, one connection after the other, each read until it ends; prints
+      `closed C of N`. hold: all held open; prints `closed C of N within 2 s` and,
+      after SECONDS, `open O of N`.
+  rsiw-rawpeer qpserve DEV|- ADDR:PORT mirror|copy
+      Listens on ADDR:PORT (bound to DEV unless -), answers one QP connection
+      Request with a Reply whose block mirrors the Request's (mirror) or claims its
+      SQ PSN (copy); prints `request HEX`, `reply HEX`, `got N octets`, `end …`.
   rsiw-rawpeer rst PORT [COUNT [SECONDS]]
       Resets the first COUNT (default 1) TCP connections whose local end has port PORT
       with a forged RST from their peer, its sequence number learnt from their own
@@ -534,102 +546,6 @@ fn trickle(addr: &str, conns: usize, interval: Duration, seconds: u64) -> Result
     Ok(())
 }
 
-/// `qpconn`: an rsiw QP connection request (rust/proto/src/qpconn.rs).
-fn qpconn(args: &[String]) -> Result<(), String> {
-    let hexnum = |i: usize| -> Result<u32, String> {
-        args.get(i)
-            .and_then(|s| u32::from_str_radix(s.trim_start_matches("0x"), 16).ok())
-            .ok_or_else(|| USAGE.to_string())
-    };
-    let addr: SocketAddrV4 = args.get(1).and_then(|a| a.parse().ok()).ok_or(USAGE)?;
-    let data = rsiw_proto::qpconn::ConnData {
-        src_qpn: hexnum(2)?,
-        dst_qpn: hexnum(3)?,
-        sq_psn: Some(hexnum(4)?),
-        rq_psn: hexnum(5)?,
-    }
-    .emit();
-    let wait = args.get(7).and_then(|w| w.parse().ok()).unwrap_or(10);
-    // SAFETY: a new socket, owned from here.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error().to_string());
-    }
-    // SAFETY: `fd` is a socket we own.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    if let Some(from) = args.get(6) {
-        let ip: std::net::Ipv4Addr = from.parse().map_err(|_| USAGE.to_string())?;
-        let sa = libc::sockaddr_in {
-            sin_family: libc::AF_INET as libc::sa_family_t,
-            sin_port: 0,
-            sin_addr: libc::in_addr {
-                s_addr: u32::from(ip).to_be(),
-            },
-            sin_zero: [0; 8],
-        };
-        // SAFETY: `sa` is a valid sockaddr_in for the call.
-        let rv = unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                (&sa as *const libc::sockaddr_in).cast(),
-                core::mem::size_of_val(&sa) as u32,
-            )
-        };
-        if rv != 0 {
-            return Err(format!("bind {from}: {}", io::Error::last_os_error()));
-        }
-    }
-    let sa = libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: addr.port().to_be(),
-        sin_addr: libc::in_addr {
-            s_addr: u32::from(*addr.ip()).to_be(),
-        },
-        sin_zero: [0; 8],
-    };
-    // SAFETY: `sa` is a valid sockaddr_in for the call.
-    let rv = unsafe {
-        libc::connect(
-            fd.as_raw_fd(),
-            (&sa as *const libc::sockaddr_in).cast(),
-            core::mem::size_of_val(&sa) as u32,
-        )
-    };
-    if rv != 0 {
-        return Err(format!("connect {addr}: {}", io::Error::last_os_error()));
-    }
-    let mut s = TcpStream::from(fd);
-    // Key, flags (C, enhanced), Rev 2, PD_Length; IRD 1 and ORD 1 with the P and
-    // Write-RTR bits (RFC 6581 §5); the block.
-    let mut req = b"MPA ID Req Frame".to_vec();
-    req.extend_from_slice(&[0x50, 2]);
-    req.extend_from_slice(&((4 + data.len()) as u16).to_be_bytes());
-    req.extend_from_slice(&[0x80, 0x01, 0x80, 0x01]);
-    req.extend_from_slice(&data);
-    s.write_all(&req).map_err(|e| e.to_string())?;
-    let _ = s.set_read_timeout(Some(Duration::from_secs(wait)));
-    let mut head = [0u8; 20];
-    if s.read_exact(&mut head).is_err() {
-        println!("reply none");
-        let (_, end) = drain(&mut s, Duration::from_secs(3));
-        println!("end {end}");
-        return Ok(());
-    }
-    let pd = usize::from(u16::from_be_bytes([head[18], head[19]]));
-    let mut rest = vec![0u8; pd];
-    let _ = s.read_exact(&mut rest);
-    let mut r = head.to_vec();
-    r.extend_from_slice(&rest);
-    println!("reply {}", hex(&r));
-    println!(
-        "rejected {}",
-        if head[16] & 0x20 != 0 { "yes" } else { "no" }
-    );
-    let (_, end) = drain(&mut s, Duration::from_secs(3));
-    println!("end {end}");
-    Ok(())
-}
-
 fn run(args: &[String]) -> Result<(), String> {
     let num = |i: usize| -> Result<u64, String> {
         args.get(i)
@@ -650,7 +566,9 @@ fn run(args: &[String]) -> Result<(), String> {
         (Some("serve-read"), Some(addr)) => serve_read(addr, args.get(2).ok_or(USAGE)?),
         (Some("serve-guess"), Some(addr)) => serve::serve_guess(addr),
         (Some("serve-sends"), Some(addr)) => serve::serve_sends(addr, num(2)? as usize),
-        (Some("qpconn"), Some(_)) => qpconn(args),
+        (Some("qpconn"), Some(_)) => qp::qpconn(args),
+        (Some("qpflood"), Some(_)) => qp::qpflood(args),
+        (Some("qpserve"), Some(_)) => qp::qpserve(args),
         (Some("zc-window"), Some(addr)) => {
             zc_peer::run(addr, args.get(2).ok_or(USAGE)?, args.get(3).ok_or(USAGE)?)
         }

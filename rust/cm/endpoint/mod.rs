@@ -13,7 +13,7 @@ use qpconn::QpAttempt;
 use super::{
     mpa_io::{self, FrameBuf, SetupError},
     qp_link::{self, QpLink, Setup},
-    Listener,
+    Admit, Listener, PRIVILEGED_PORTS, QP_PEER_PENDING,
 };
 use crate::{
     counters::{Counter, PortCounters},
@@ -64,7 +64,11 @@ mod warn {
     pub(super) const UNANSWERED: u32 = 3;
     /// A QP connection request that matches no armed QP.
     pub(super) const QP: u32 = 4;
-    const _: () = assert!(QP < crate::ffi::sock::WARN_CLASSES);
+    /// A QP connection from an unprivileged source port.
+    pub(super) const PORT: u32 = 5;
+    /// More QP connections in setup from one peer than `QP_PEER_PENDING`.
+    pub(super) const PEER: u32 = 6;
+    const _: () = assert!(PEER < crate::ffi::sock::WARN_CLASSES);
 }
 
 /// A connection in MPA setup whose socket reports to the endpoint. Dropping
@@ -414,16 +418,43 @@ impl Endpoint {
         let req = KBox::new(FrameBuf::new(), GFP_KERNEL)?;
         // Registered with the listener first, so that a stop sees it.
         let ctr = listener.counters().clone();
-        let Some(ep) = listener.admit(p.max_pending, || Self::new(Phase::Busy, None, &ctr))? else {
+        let from = sock.peer()?;
+        let qp_listener = listener.qp_device().is_some();
+        let refuse = |class: u32, why: &kernel::str::CStr, e: Error| {
             ctr.inc(Counter::CmRefused);
-            sock.warn(
-                warn::BOUND,
-                c_str!(
-                    "too many connections in MPA setup on this listener (mpa_max_pending): reset"
-                ),
-            );
+            sock.warn(class, why);
             sock.shutdown(true);
-            return Err(EBUSY);
+            Err(e)
+        };
+        // rsiw connects QPs from a privileged port (below 1024, as NFS's
+        // `secure`): an unprivileged user on either host cannot send a
+        // request, whatever QP numbers and PSNs it can read.
+        if qp_listener && from.port >= PRIVILEGED_PORTS {
+            let why =
+                c_str!("QP connection refused: source port not privileged (1024 or above): reset");
+            return refuse(warn::PORT, why, EACCES);
+        }
+        let peer_max = if qp_listener {
+            QP_PEER_PENDING
+        } else {
+            usize::MAX
+        };
+        let admitted = listener.admit(p.max_pending, &from.ip, peer_max, || {
+            Self::new(Phase::Busy, None, &ctr)
+        })?;
+        let ep = match admitted {
+            Admit::In(ep) => ep,
+            Admit::Full => {
+                let why = c_str!(
+                    "too many connections in MPA setup on this listener (mpa_max_pending): reset"
+                );
+                return refuse(warn::BOUND, why, EBUSY);
+            }
+            Admit::PeerFull => {
+                let why =
+                    c_str!("too many QP connections in setup or parked from this peer: reset");
+                return refuse(warn::PEER, why, EBUSY);
+            }
         };
         {
             let mut inner = ep.inner.lock();

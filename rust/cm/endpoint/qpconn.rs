@@ -11,7 +11,7 @@
 use super::{initiator::connect_status, *};
 use crate::{
     ffi::deadline::now_ms,
-    proto::qpconn::ConnData,
+    proto::qpconn::{ConnData, Given, Mismatch},
     qp::{Attempt, Claim, Job, Qp},
 };
 use kernel::str::CStr;
@@ -19,12 +19,21 @@ use kernel::str::CStr;
 /// Wait before connecting again after the peer's listener refused or reset.
 const BACKOFF_MS: u32 = 200;
 
+/// How long a QP in RTR waits for its SQ PSN (its move to RTS) before it
+/// connects without one, and how often it looks: a consumer that goes on to
+/// RTS does so at once (`ibv_rc_pingpong`, perftest's clients), and a Request
+/// with the SQ PSN leaves the RQ PSN for the Reply to prove.
+const RTS_GRACE_MS: i64 = 1000;
+const RTS_POLL_MS: u32 = 20;
+
 /// The arming an attempt works for.
 pub(crate) struct QpAttempt {
     qp: Arc<Qp>,
     job: Job,
     /// When the attempt gives up (`now_ms`).
     until_ms: i64,
+    /// Until when the active side waits for its SQ PSN.
+    rts_by_ms: i64,
 }
 
 /// The QP's handle on its attempt (`qp::Attempt`).
@@ -53,6 +62,7 @@ impl Endpoint {
                 qp: qp.clone(),
                 job,
                 until_ms: now_ms() + i64::from(timeout),
+                rts_by_ms: now_ms() + RTS_GRACE_MS,
             },
             GFP_KERNEL,
         )?;
@@ -108,10 +118,10 @@ impl Endpoint {
 
     /// Work, active side: starts the TCP connect to the peer's listener.
     pub(super) fn qp_connect(self: &Arc<Self>) {
-        let (job, qp) = {
+        let (job, qp, rts_by) = {
             let mut inner = self.inner.lock();
             match &inner.qp {
-                Some(a) if !self.event(ABORT) => (a.job, a.qp.clone()),
+                Some(a) if !self.event(ABORT) => (a.job, a.qp.clone(), a.rts_by_ms),
                 _ => {
                     inner.phase = Phase::Closed;
                     return;
@@ -132,9 +142,20 @@ impl Endpoint {
                 read: true,
             }),
         );
+        // What the QP was given now: its SQ PSN if it reached RTS by now.
+        let Some(given) = qp.oob_given(job.gen) else {
+            self.inner.lock().phase = Phase::Closed;
+            return;
+        };
+        if given.sq_psn.is_none() && now_ms() < rts_by {
+            let mut inner = self.inner.lock();
+            inner.phase = Phase::QpBackoff;
+            self.new_deadline(RTS_POLL_MS);
+            return;
+        }
         let mut private_data = KVec::new();
         let sock = private_data
-            .extend_from_slice(&job.data.emit(), GFP_KERNEL)
+            .extend_from_slice(&given.request().emit(), GFP_KERNEL)
             .map_err(Error::from)
             .and_then(|()| Socket::connect_addr(&job.target.local, &peer));
         let sock = match sock {
@@ -245,17 +266,22 @@ impl Endpoint {
                 return self.qp_give_up();
             }
         };
-        let paired = match (
-            ConnData::parse(private_data),
-            ConnData::parse(rep.private_data),
-        ) {
-            (Ok(ours), Ok(theirs)) => ours.pairs_with(&theirs),
-            _ => false,
+        // Against what our QP was given (now), not against our Request.
+        let checked = match (qp.oob_given(), ConnData::parse(rep.private_data)) {
+            (Some(g), Ok(theirs)) => g.check_reply(&theirs),
+            (None, _) => Err(Mismatch::Qpn),
+            (_, Err(_)) => Err(Mismatch::Missing),
         };
-        if !paired {
+        if let Err(why) = checked {
             sock.warn(
                 warn::QP,
-                c_str!("QP connection: the Reply names another QP or PSN: reset"),
+                match why {
+                    Mismatch::Qpn => c_str!("QP connection: the Reply names another QP: reset"),
+                    Mismatch::Psn => c_str!("QP connection: the Reply proves another PSN: reset"),
+                    Mismatch::Missing => {
+                        c_str!("QP connection: the Reply proves no SQ PSN: reset")
+                    }
+                },
             );
             sock.shutdown(true);
             return self.qp_give_up();
@@ -353,19 +379,38 @@ impl Endpoint {
         };
         match qp.oob_claim(&from, &data) {
             Claim::Refused(why) => self.qp_refuse(sock, &listener, rev, why),
-            Claim::Match(job) => self.qp_accept(sock, &req, listener, qp, job),
-            Claim::NotArmed => {
-                let mut inner = self.inner.lock();
-                if first {
-                    self.new_deadline(iwcm::params().qp_timeout_ms);
+            Claim::Match(job, given) => self.qp_accept(sock, &req, listener, qp, job, given),
+            Claim::NotArmed | Claim::NotYet => self.park(sock, req, listener, first),
+            Claim::Reverse(job, wait) => {
+                // Our QP connects instead; this request waits (refused
+                // once the QP has its stream, or when its time is up).
+                self.park(sock, req, listener, first);
+                if let Some(w) = wait {
+                    w.cancel();
                 }
-                inner.phase = Phase::Parked {
-                    sock,
-                    req,
-                    listener,
-                };
+                crate::cm::qpconn::begin(&qp, job);
             }
         }
+    }
+
+    /// Parks a request until a QP is armed or moves to RTS (`rearm`), or
+    /// `qp_conn_timeout_ms` after it was first read.
+    fn park(
+        self: &Arc<Self>,
+        sock: Socket,
+        req: KBox<FrameBuf>,
+        listener: Arc<Listener>,
+        first: bool,
+    ) {
+        let mut inner = self.inner.lock();
+        if first {
+            self.new_deadline(iwcm::params().qp_timeout_ms);
+        }
+        inner.phase = Phase::Parked {
+            sock,
+            req,
+            listener,
+        };
     }
 
     /// Work: a parked request (its QP was armed, the deadline passed, or the
@@ -407,10 +452,11 @@ impl Endpoint {
         listener: Arc<Listener>,
         qp: Arc<Qp>,
         job: Job,
+        given: Given,
     ) {
         self.end_deadline_locked();
         let local = qp_local(&job, None);
-        let ours = job.data.emit();
+        let ours = given.reply().emit();
         let answered = FrameRepr::parse_bytes(req.bytes(), FrameKind::Request)
             .map_err(SetupError::from)
             .and_then(|r| Ok(mpa::respond(&local, &r, &ours)?))
@@ -444,7 +490,7 @@ impl Endpoint {
     /// and a rate-limited line saying why; nothing reaches a QP.
     fn qp_refuse(&self, sock: Socket, listener: &Arc<Listener>, rev: Option<Revision>, why: &CStr) {
         sock.warn(warn::QP, why);
-        self.inner.lock().phase = Phase::Closed;
+        self.close_request();
         listener.forget(self);
         let local = LocalParams {
             crc: iwcm::params().crc,
@@ -454,9 +500,17 @@ impl Endpoint {
         sock.shutdown(false);
     }
 
+    /// A request's setup is over: its phase closes and its deadline (a parked
+    /// request's, which holds the endpoint) ends with it.
+    fn close_request(&self) {
+        let mut inner = self.inner.lock();
+        self.end_deadline();
+        inner.phase = Phase::Closed;
+    }
+
     /// Resets a request's connection without a Reply.
     fn qp_reset(&self, sock: Socket, listener: &Arc<Listener>) {
-        self.inner.lock().phase = Phase::Closed;
+        self.close_request();
         listener.forget(self);
         sock.shutdown(true);
     }
