@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# rsiw-kernels: debian-7.3
+# rsiw-kernels: 7.3 debian-7.3
 # rsiw-requires: datapath
 # rsiw-timeout: 1200
 # rsiw-group: qpconn
