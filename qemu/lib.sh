@@ -409,17 +409,25 @@ wire_capture_start() {
 # (the run it watched failed), recomputes the MPA CRC of every FPDU in the capture
 # (rsiw-pcap-crc: an independent reading of the octets on the wire, which tells whether
 # a CRC error an end reported was in what the other end sent) and prints what it
-# found. The capture is removed either way.
+# found, keeping it in /tmp/wire-crc.log. The capture is removed either way.
 wire_capture_end() {
     sleep 1
     kill "$wire_td" 2>/dev/null; wait "$wire_td"
+    : > /tmp/wire-crc.log
     if [ "$2" != 0 ]; then
         grep -E "captured|dropped" /tmp/wire-td.log
         echo "MPA CRC of each FPDU on the wire, port $1:"
-        rsiw-pcap-crc /tmp/wire.pcap "$1"
-        echo "rsiw-pcap-crc exit $?"
+        rsiw-pcap-crc /tmp/wire.pcap "$1" > /tmp/wire-crc.log
+        echo "rsiw-pcap-crc exit $?" >> /tmp/wire-crc.log
+        cat /tmp/wire-crc.log
     fi
     rm -f /tmp/wire.pcap
+}
+
+# wire_bad_crc_from ADDR: wire_capture_end's last check found an FPDU sent from ADDR
+# whose CRC field is not the CRC of its octets.
+wire_bad_crc_from() {
+    grep -q "^$1:[0-9]* -> .*: FPDU .* CRC field" /tmp/wire-crc.log
 }
 
 # run_kverbs DEV LABEL PASSING FAILING PARAMS...: load rsiw_kverbs_test on DEV (the run
