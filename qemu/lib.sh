@@ -1094,6 +1094,13 @@ mem_slack_kb() {
     echo $((4096 + q))
 }
 
+# check_mem_back WHAT BASE END: one case, "memory back to WHAT", passing when memory
+# used at the end (END KiB) is at most mem_slack_kb above its earlier level (BASE KiB).
+check_mem_back() {
+    slack=$(mem_slack_kb)
+    check "memory back to $1 ($2 -> $3 KiB, at most +$slack)" test "$3" -le $(($2 + slack))
+}
+
 # gone PID: PID no longer runs.
 gone() {
     ! kill -0 "$1" 2>/dev/null

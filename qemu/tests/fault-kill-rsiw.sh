@@ -75,7 +75,5 @@ end=$(mem_settled_kb)
 echo "memory used after round 1: ${base} KiB, after round $i: ${end} KiB"
 # As in fault-rmmod-rsiw.sh: KASAN's quarantine and lazily purged vmalloc areas keep
 # freed memory a while (mem_slack_kb); kmemleak judges leaks.
-slack=$(mem_slack_kb)
-check "memory back to its level after round 1 (${base} -> ${end} KiB, at most +${slack})" \
-    test "$end" -le $((base + slack))
+check_mem_back "its level after round 1" "$base" "$end"
 finish

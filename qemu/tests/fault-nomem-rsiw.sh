@@ -154,8 +154,6 @@ kill $server
 check_wait "after: server ends cleanly" $server
 check "after: no QP left" retry 30 sh -c "! rdma resource show qp | grep -qw $D"
 after=$(mem_settled_kb)
-slack=$(mem_slack_kb)
-check "memory back to its level before the pressure (${before} -> ${after} KiB, at most +${slack})" \
-    test "$after" -le $((before + slack))
+check_mem_back "its level before the pressure" "$before" "$after"
 dev_down rsiw $D
 finish

@@ -77,7 +77,5 @@ echo "memory used after round 1: ${base} KiB, after round $i: ${end} KiB"
 # vmalloc areas of each unloaded module keep freed memory a while: runs grew by 1,780,
 # 2,024 and 7,832 KiB over 10 rounds, kmemleak silent. The bound is mem_slack_kb
 # (4 MiB plus the quarantine's cap); kmemleak judges leaks.
-slack=$(mem_slack_kb)
-check "memory back to its level after round 1 (${base} -> ${end} KiB, at most +${slack})" \
-    test "$end" -le $((base + slack))
+check_mem_back "its level after round 1" "$base" "$end"
 finish

@@ -145,8 +145,7 @@ done
 end=$(mem_settled_kb)
 slack=$(mem_slack_kb)
 echo "RSIW-SOAK-MEM start_kb=$start end_kb=$end slack_kb=$slack"
-check "memory back to its starting level (${start} -> ${end} KiB, at most +${slack})" \
-    test "$end" -le $((start + slack))
+check_mem_back "its starting level" "$start" "$end"
 check "no MPA CRC or framing error, no Terminate" sh -c \
     "rdma statistic show link $D/1 | grep -Eq 'mpa_crc_errors 0 mpa_framing_errors 0 terminates_sent_llp 0 terminates_sent_ddp 0 terminates_sent_rdmap 0'"
 dev_down rsiw $D
