@@ -22,6 +22,7 @@ mod outcome;
 mod package;
 mod pcap;
 mod pcap_markers;
+mod pcap_rpcordma;
 mod provider;
 mod rdma_core;
 mod setup;
