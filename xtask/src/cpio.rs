@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! A writer for the "newc" cpio format the kernel unpacks as an initramfs.
+//! The initramfs's contents as a tree, written in the "newc" cpio format the kernel
+//! unpacks (the `cpio` crate writes the headers; the kernel's `usr/gen_init_cpio` would
+//! need a spec file, a temporary file per literal entry and a built kernel tree).
 
 use anyhow::{Context, Result};
+use cpio::NewcBuilder;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// One entry of the image, keyed by its path inside the guest (no leading `/`).
@@ -87,74 +92,42 @@ impl Tree {
 
     /// Serialise the tree as a newc archive, padded to 4 bytes so more archives can follow.
     pub fn to_cpio(&self) -> Result<Vec<u8>> {
-        let mut w = Writer::default();
-        for (path, e) in &self.entries {
-            match e {
-                Entry::Dir => w.entry(path, 0o040755, &[]),
-                Entry::CharDev(major, minor) => w.node(path, 0o020600, *major, *minor),
-                Entry::Data(d, mode) => w.entry(path, 0o100000 | mode, d),
+        let mut out = Vec::new();
+        for (ino, (path, e)) in (1..).zip(&self.entries) {
+            let (mode, rdev, data) = match e {
+                Entry::Dir => (0o040755, (0, 0), Cow::Borrowed(&[][..])),
+                Entry::CharDev(major, minor) => {
+                    (0o020600, (*major, *minor), Cow::Borrowed(&[][..]))
+                }
+                Entry::Data(d, mode) => (0o100000 | mode, (0, 0), Cow::Borrowed(&d[..])),
                 Entry::File(src, mode) => {
                     let d =
                         std::fs::read(src).with_context(|| format!("reading {}", src.display()))?;
-                    w.entry(path, 0o100000 | mode, &d)
+                    (0o100000 | mode, (0, 0), Cow::Owned(d))
                 }
-                Entry::Symlink(t) => w.entry(path, 0o120777, t.as_bytes()),
-            }
+                Entry::Symlink(t) => (0o120777, (0, 0), Cow::Borrowed(t.as_bytes())),
+            };
+            let nlink = if matches!(e, Entry::Dir) { 2 } else { 1 };
+            let h = NewcBuilder::new(path).ino(ino).mode(mode).nlink(nlink);
+            let mut w = h
+                .rdev_major(rdev.0)
+                .rdev_minor(rdev.1)
+                .write(&mut out, size(&data)?);
+            w.write_all(&data)?;
+            w.finish()?;
         }
-        w.entry("TRAILER!!!", 0, &[]);
-        Ok(w.buf)
+        let ino = self.entries.len() as u32 + 1;
+        NewcBuilder::new("TRAILER!!!")
+            .ino(ino)
+            .write(&mut out, 0)
+            .finish()?;
+        Ok(out)
     }
 }
 
-#[derive(Default)]
-struct Writer {
-    buf: Vec<u8>,
-    ino: u32,
-}
-
-impl Writer {
-    fn entry(&mut self, name: &str, mode: u32, data: &[u8]) {
-        self.header(name, mode, data, (0, 0));
-    }
-
-    fn node(&mut self, name: &str, mode: u32, major: u32, minor: u32) {
-        self.header(name, mode, &[], (major, minor));
-    }
-
-    fn header(&mut self, name: &str, mode: u32, data: &[u8], rdev: (u32, u32)) {
-        self.ino += 1;
-        let nlink = if mode & 0o170000 == 0o040000 { 2 } else { 1 };
-        let fields = [
-            self.ino,
-            mode,
-            0,
-            0,
-            nlink,
-            0,
-            data.len() as u32,
-            0,
-            0,
-            rdev.0,
-            rdev.1,
-            name.len() as u32 + 1,
-            0,
-        ];
-        self.buf.extend_from_slice(b"070701");
-        for f in fields {
-            self.buf.extend_from_slice(format!("{f:08x}").as_bytes());
-        }
-        self.buf.extend_from_slice(name.as_bytes());
-        self.buf.push(0);
-        self.pad();
-        self.buf.extend_from_slice(data);
-        self.pad();
-    }
-
-    fn pad(&mut self) {
-        while !self.buf.len().is_multiple_of(4) {
-            self.buf.push(0);
-        }
-    }
+/// A newc header's 8 hex digits of file size.
+fn size(data: &[u8]) -> Result<u32> {
+    u32::try_from(data.len()).context("a file of the image is over 4 GiB")
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ mod outcome;
 mod package;
 mod pcap;
 mod pcap_markers;
+mod pcap_rpcordma;
 mod provider;
 mod rdma_core;
 mod setup;
@@ -101,8 +102,9 @@ struct Args {
     rest: Vec<String>,
 }
 
-fn parse_args() -> Result<Args> {
-    let mut it = std::env::args().skip(1);
+/// The command line after the program's name. Hand-written: with pico-args it is as
+/// long (its errors mapped back to these messages); clap would change `--help` and them.
+fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args> {
     let command = it.next().unwrap_or_else(|| "help".into());
     let mut a = Args {
         command,
@@ -169,7 +171,7 @@ fn main() -> ExitCode {
 }
 
 fn real_main() -> Result<ExitCode> {
-    let a = parse_args()?;
+    let a = parse_args(std::env::args().skip(1))?;
     let ctx = Ctx::new(a.kernel, a.flavour);
     match a.command.as_str() {
         "setup" => {
@@ -693,5 +695,42 @@ fn report_script(
         if s.expect_splat.is_none() {
             suite::print_splats(&ctx.root, &run.console, &run.log);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<Args> {
+        parse_args(line.split_whitespace().map(String::from))
+    }
+
+    #[test]
+    fn options_are_taken_wherever_they_stand() {
+        let a = parse("test rsiw-basic --vm-only -v --kernel 7.3 --marked siw-").unwrap();
+        assert_eq!(a.command, "test");
+        assert_eq!(a.rest, ["rsiw-basic", "siw-"]);
+        assert!(a.vm_only && a.verbose && a.marked && !a.host_only);
+        assert!(a.kernel == KernelLine::L7_3 && a.kernel_given);
+        assert!(a.flavour == Flavour::Debug && !a.flavour_given);
+        assert_eq!(
+            (a.timeout, a.timeout_given),
+            (suite::DEFAULT_TIMEOUT, false)
+        );
+        let v = parse("vm --timeout 900 --script x.sh --flavour perf --seconds 5").unwrap();
+        assert_eq!(v.script, Some(PathBuf::from("x.sh")));
+        assert_eq!((v.timeout, v.timeout_given, v.seconds), (900, true, 5));
+        assert!(v.flavour == Flavour::Perf && v.flavour_given && v.rest.is_empty());
+        assert_eq!(parse("").unwrap().command, "help");
+    }
+
+    #[test]
+    fn a_bad_option_names_itself() {
+        let e = |line| format!("{:#}", parse(line).err().expect(line));
+        assert!(e("test --kernel").starts_with("--kernel needs a value\nusage:"));
+        assert!(e("test --kernel 7.4").starts_with("unknown kernel `7.4`"));
+        assert!(e("test --timeout x").starts_with("--timeout takes whole seconds: invalid"));
+        assert!(e("test --vm-onyl").starts_with("unknown option `--vm-onyl`\nusage:"));
     }
 }
