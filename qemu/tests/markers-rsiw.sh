@@ -14,7 +14,7 @@
 #   - rsiw-load traffic (Send, Write, Read back, FetchAdd, CmpSwap, payloads up to
 #     64 KiB) checked end to end;
 #   - no CRC or framing error and no Terminate counted.
-# The peer that asks while rsiw does not (markers one way) is markers-pair-rsiw.sh.
+# The peer that asks while rsiw does not (markers one way) is markers-rsiw-pair.sh.
 . /rsiw/lib.sh
 setup_net
 D=rsiw0

@@ -29,7 +29,7 @@ KEYREP=4d504120494420526570204672616d65
 check_output "Request with Rev 0: Reject Reply" "^${KEYREP}60010000\$" \
     hexreply 'MPA ID Req Frame\000\000\000\000'
 # (A Request asking for Markers, the M bit, is accepted: rsiw inserts them;
-# markers-pair-rsiw.sh.)
+# markers-rsiw-pair.sh.)
 # PD_Length above 512 (RFC 5044 §7.1.1): refused at the header with a Reject Reply.
 check_output "Request with PD_Length 513: Reject Reply" "^${KEYREP}60010000\$" \
     hexreply 'MPA ID Req Frame\000\002\002\001'
