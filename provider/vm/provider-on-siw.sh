@@ -6,8 +6,8 @@
 . /rsiw/lib.sh
 setup_net
 require_provider "rsiw provider in the image" || finish
-check "modprobe siw" modprobe siw || finish
-check "rdma link add rsiw0 type siw netdev eth0" rdma link add rsiw0 type siw netdev eth0 || finish
+step "modprobe siw" modprobe siw || finish
+step "rdma link add rsiw0 type siw netdev eth0" rdma link add rsiw0 type siw netdev eth0 || finish
 mv /etc/libibverbs.d/siw.driver /tmp/siw.driver
 export VERBS_LOG_LEVEL=1 VERBS_LOG_FILE=/tmp/verbs.log
 check_output "ibv_devices lists rsiw0 (rsiw provider)" '^[[:space:]]*rsiw0[[:space:]]' ibv_devices
@@ -18,5 +18,5 @@ check_output "ibv_devinfo -v: query_device_ex fields" 'max_qp:[[:space:]]+[1-9]'
 check "ibv_rc_pingpong gets past alloc_pd to reg_mr" sh -c "ibv_rc_pingpong -d rsiw0 -g 0 2>&1 | grep 'register MR'"
 check_no_output "no provider errors logged" 'rsiw:' cat /tmp/verbs.log
 mv /tmp/siw.driver /etc/libibverbs.d/siw.driver
-check "rdma link delete rsiw0" rdma link delete rsiw0
+step "rdma link delete rsiw0" rdma link delete rsiw0
 finish

@@ -7,8 +7,8 @@
 cm_serve() {
     timeout 150 rping -s -a "$me" -C 3 -v > /tmp/rping-s.log 2>&1 &
     server=$!
-    check "$T responder listens" wait_rdma_listen
-    check "$T responder: tell the peer" signal_peer "$1"
+    step "$T responder listens" wait_rdma_listen
+    step "$T responder: tell the peer" signal_peer "$1"
     wait $server
     rc=$?
     cat /tmp/rping-s.log
@@ -20,7 +20,7 @@ cm_serve() {
 }
 # cm_connect PORT: rping client to the peer's server once it says it is up.
 cm_connect() {
-    check "$T initiator: peer's server is up" wait_peer "$1"
+    step "$T initiator: peer's server is up" wait_peer "$1"
     timeout 120 rping -c -a "$peer" -C 3 -v > /tmp/rping-c.log 2>&1
     rc=$?
     cat /tmp/rping-c.log
@@ -57,7 +57,7 @@ cm_siw_up() {
     peer=$(peer_addr)
     me="10.0.9.$((RSIW_VM_INDEX + 1))"
     if [ "$RSIW_VM_INDEX" = 0 ]; then T=siw; else T=rsiw; fi
-    check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
+    step "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
     dev_up "$T" "${T}0" eth1 || finish
     if [ "$T" = rsiw ]; then
         tcpdump -Z root -U --immediate-mode -i eth1 -n -s 300 -w /tmp/cap.pcap tcp port 7174 > /tmp/td.log 2>&1 &

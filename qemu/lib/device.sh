@@ -43,13 +43,13 @@ dev_up() {
     # RSIW_MODPARAMS: module parameters for rsiw (e.g. qp_conn_port=4792).
     # shellcheck disable=SC2086
     if [ "$mod" = rsiw ]; then
-        check "modprobe $mod $RSIW_MODPARAMS" modprobe "$mod" $RSIW_MODPARAMS || return 1
+        step "modprobe $mod $RSIW_MODPARAMS" modprobe "$mod" $RSIW_MODPARAMS || return 1
     else
-        check "modprobe $mod" modprobe "$mod" || return 1
+        step "modprobe $mod" modprobe "$mod" || return 1
     fi
     # busybox modprobe ignores softdeps; userspace verbs need ib_uverbs.
     modprobe ib_uverbs 2>/dev/null
-    check "rdma link add $2 type $1 netdev $3" rdma link add "$2" type "$1" netdev "$3" || return 1
+    step "rdma link add $2 type $1 netdev $3" rdma link add "$2" type "$1" netdev "$3" || return 1
     case " $RSIW_REQUIRES " in
     *" datapath "*) require_datapath "$2: data path" "$2" || return 1 ;;
     esac
@@ -60,8 +60,8 @@ dev_up() {
 dev_down() {
     mod=$1
     [ "$1" = rxe ] && mod=rdma_rxe
-    check "rdma link delete $2" rdma link delete "$2"
-    check "rmmod $mod" rmmod "$mod"
+    step "rdma link delete $2" rdma link delete "$2"
+    step "rmmod $mod" rmmod "$mod"
 }
 
 # stats_save DEV FILE: the port counters of DEV/1 (`rdma statistic show link`), one

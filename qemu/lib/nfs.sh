@@ -61,26 +61,26 @@ require_nfs() {
 nfs_server_start() {
     local dev=$1 exp=$2 threads=${3:-8}
     require_nfs "nfs server: NFS userspace in the image" || return 1
-    check "nfs server: modprobe nfsd rpcrdma" sh -c 'modprobe nfsd && modprobe rpcrdma' || return 1
+    step "nfs server: modprobe nfsd rpcrdma" sh -c 'modprobe nfsd && modprobe rpcrdma' || return 1
     nfs_trace_on
     mkdir -p /proc/fs/nfsd "$exp" /run/rpcbind /var/lib/nfs
     grep -q ' /proc/fs/nfsd ' /proc/mounts || mount -t nfsd nfsd /proc/fs/nfsd
-    check "nfs server: tmpfs at $exp" mount -t tmpfs -o "size=${NFS_EXPORT_SIZE:-192m}" tmpfs "$exp" || return 1
+    step "nfs server: tmpfs at $exp" mount -t tmpfs -o "size=${NFS_EXPORT_SIZE:-192m}" tmpfs "$exp" || return 1
     echo "$exp *(rw,sync,no_root_squash,insecure,no_subtree_check,fsid=1)" > /etc/exports
     # rpcbind: lockd (started with the v3 service) registers with it, and v3 clients ask
     # it for mountd's port. -w: no warm-start files to read.
-    check "nfs server: rpcbind" rpcbind -w || return 1
-    check "nfs server: rpc.mountd" rpc.mountd || return 1
-    check "nfs server: exportfs -ra" exportfs -ra || return 1
+    step "nfs server: rpcbind" rpcbind -w || return 1
+    step "nfs server: rpc.mountd" rpc.mountd || return 1
+    step "nfs server: exportfs -ra" exportfs -ra || return 1
     # Before the first listener: the lease and grace times are fixed once nfsd runs.
     # 1 MiB rsize/wsize (nfsd picks 128 KiB for a 1 GiB machine): 1 MiB chunks.
     echo "${NFS_MAX_BLOCK:-1048576}" > /proc/fs/nfsd/max_block_size
     echo 10 > /proc/fs/nfsd/nfsv4leasetime
     echo 10 > /proc/fs/nfsd/nfsv4gracetime
-    check "nfs server: rdma $NFS_RDMA_PORT in portlist" \
+    step "nfs server: rdma $NFS_RDMA_PORT in portlist" \
         sh -c "echo 'rdma $NFS_RDMA_PORT' > /proc/fs/nfsd/portlist" || return 1
-    check "nfs server: tcp 2049 in portlist" sh -c "echo 'tcp 2049' > /proc/fs/nfsd/portlist" || return 1
-    check "nfs server: $threads nfsd threads" sh -c "echo $threads > /proc/fs/nfsd/threads" || return 1
+    step "nfs server: tcp 2049 in portlist" sh -c "echo 'tcp 2049' > /proc/fs/nfsd/portlist" || return 1
+    step "nfs server: $threads nfsd threads" sh -c "echo $threads > /proc/fs/nfsd/threads" || return 1
     echo Y > /proc/fs/nfsd/v4_end_grace 2>/dev/null
     check_output "nfs server: RDMA listener on $dev" "link $dev/.*LISTEN" \
         rdma resource show cm_id
@@ -90,13 +90,13 @@ nfs_server_start() {
 # nfs_server_stop EXPORT: threads to 0 (closes every connection), listeners gone, the
 # daemons stopped, the tmpfs unmounted, nfsd and rpcrdma unloaded.
 nfs_server_stop() {
-    check "nfs server: threads 0" sh -c 'echo 0 > /proc/fs/nfsd/threads'
+    step "nfs server: threads 0" sh -c 'echo 0 > /proc/fs/nfsd/threads'
     exportfs -ua 2>/dev/null
     killall rpc.mountd rpcbind 2>/dev/null
     sleep 1
-    check "nfs server: umount /proc/fs/nfsd" umount /proc/fs/nfsd
-    check "nfs server: umount $1" umount "$1"
-    check "nfs server: rmmod nfsd" rmmod nfsd
+    step "nfs server: umount /proc/fs/nfsd" umount /proc/fs/nfsd
+    step "nfs server: umount $1" umount "$1"
+    step "nfs server: rmmod nfsd" rmmod nfsd
 }
 
 # nfs_mount SERVER VERS MNT [OPTS]: mount SERVER's export /export at MNT over RDMA
@@ -258,7 +258,7 @@ nfs_pair() {
     # guests the data set moves about three times faster than at MTU 1500 (testing.md).
     ip link set eth1 mtu 9000
     peer=$(peer_addr)
-    check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
+    step "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
     if [ "$RSIW_VM_INDEX" = 0 ]; then T=$st; else T=$ct; fi
     dev_up "$T" "${T}0" eth1 || finish
     if [ "$T" = rsiw ] && [ "$st" = siw ]; then
@@ -267,8 +267,8 @@ nfs_pair() {
     fi
     if [ "$RSIW_VM_INDEX" = 0 ]; then
         nfs_server_start "${T}0" /export
-        check "server: 2000-file directory made" nfs_dir_make /export/dir 2000
-        check "server: tell the client" signal_peer $port
+        step "server: 2000-file directory made" nfs_dir_make /export/dir 2000
+        step "server: tell the client" signal_peer $port
         for v in $vers; do
             l=v$v
             n0=$(nfs_server_rdma_stats)
@@ -287,10 +287,10 @@ nfs_pair() {
             signal_peer $((port + 2))
             port=$((port + 3))
         done
-        check "server: the client is done" wait_peer $port 900
+        step "server: the client is done" wait_peer $port 900
         nfs_server_stop /export
     else
-        check "client: the server is up" wait_peer $port
+        step "client: the server is up" wait_peer $port
         for v in $vers; do
             l=v$v
             : > /tmp/nfs-$l.client

@@ -120,7 +120,7 @@ verbs_run() {
     if [ -n "$RSIW_VERBS_TEST_MISSING" ]; then fail "rsiw-verbs-test in the image" "$RSIW_VERBS_TEST_MISSING"; return 1; fi
     timeout 900 rsiw-verbs-test --server "$2" > /tmp/verbs-server.log 2>&1 &
     vsrv=$!
-    check "verbs server listens" wait_rdma_listen
+    step "verbs server listens" wait_rdma_listen
     timeout 900 rsiw-verbs-test --client "$2" --dev "$1" --tag "$3" --results /tmp/rsiw-results \
         ${RSIW_VERBS_CASES:+--case "$RSIW_VERBS_CASES"} ${4:+--skip "$4"}
     vrc=$?
@@ -139,7 +139,7 @@ run_kverbs() {
     check "$label/modprobe rsiw_kverbs_test $*" \
         timeout 300 modprobe rsiw_kverbs_test dev="$kdev" addr=10.0.2.15 "$@" || return
     failed=$(cat /sys/module/rsiw_kverbs_test/parameters/failed)
-    check "$label/rmmod rsiw_kverbs_test" rmmod rsiw_kverbs_test
+    step "$label/rmmod rsiw_kverbs_test" rmmod rsiw_kverbs_test
     log=$(dmesg)
     printf '%s\n' "$log" | grep -E 'rsiw-kverbs|RSIW-KVERBS'
     for c in $passing; do

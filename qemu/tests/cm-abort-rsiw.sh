@@ -15,7 +15,7 @@ dev_up rsiw rsiw0 eth0 || finish
 killed_end() {
     timeout 120 rping -s -a 10.0.2.15 -C 100000 -v > /tmp/s.log 2>&1 &
     s=$!
-    check "$1 killed: server listens" wait_rdma_listen
+    step "$1 killed: server listens" wait_rdma_listen
     timeout 120 rping -c -a 10.0.2.15 -C 100000 -v > /tmp/c.log 2>&1 &
     c=$!
     sleep 5

@@ -23,7 +23,7 @@ hexreply() {
 
 timeout 120 rping -s -a 10.0.2.15 -C 1 -v > /tmp/rping-s.log 2>&1 &
 server=$!
-check "rsiw responder listens" wait_rdma_listen
+step "rsiw responder listens" wait_rdma_listen
 KEYREP=4d504120494420526570204672616d65
 # Rev 0 predates RFC 5044: Reject Reply (R and C bits: 0x60), Rev 1, no private data.
 check_output "Request with Rev 0: Reject Reply" "^${KEYREP}60010000\$" \

@@ -24,7 +24,7 @@ KEYREP=4d504120494420526570204672616d65
 echo 8000 > $P/mpa_timeout_ms
 timeout 120 rping -s -P -a 10.0.2.15 -v > /tmp/rping-s.log 2>&1 &
 server=$!
-check "rsiw responder listens" wait_tcp_listen 7174
+step "rsiw responder listens" wait_tcp_listen 7174
 rsiw-rawpeer trickle 10.0.2.15:7174 300 500 45 > /tmp/trickle.log 2>&1 &
 trickler=$!
 # The honest client goes in while they trickle, connected or not after 20 s.
@@ -62,7 +62,7 @@ echo 50 > $P/mpa_max_pending
 echo 3000 > $P/mpa_timeout_ms
 timeout 60 rping -s -a 10.0.2.15 -C 1 -v > /tmp/rping-s2.log 2>&1 &
 server=$!
-check "rsiw responder listens again" wait_tcp_listen 7174
+step "rsiw responder listens again" wait_tcp_listen 7174
 dmesg -c > /dev/null
 rsiw-rawpeer trickle 10.0.2.15:7174 60 200 10 > /tmp/trickle2.log 2>&1
 cat /tmp/trickle2.log
@@ -79,7 +79,7 @@ wait $server
 echo 3000 > $P/mpa_accept_timeout_ms
 timeout 60 rping -s -a 10.0.2.15 -C 1 -v > /tmp/rping-s3.log 2>&1 &
 server=$!
-check "rsiw responder listens a third time" wait_tcp_listen 7174
+step "rsiw responder listens a third time" wait_tcp_listen 7174
 kill -STOP $server
 start=$(date +%s)
 rsiw-rawpeer fpdu 10.0.2.15:7174 none > /tmp/noaccept.log 2>&1
@@ -98,7 +98,7 @@ echo 60000 > $P/mpa_accept_timeout_ms
 echo 30000 > $P/mpa_timeout_ms
 timeout 60 rping -s -a 10.0.2.15 -v > /tmp/rping-s4.log 2>&1 &
 server=$!
-check "rsiw responder listens a fourth time" wait_tcp_listen 7174
+step "rsiw responder listens a fourth time" wait_tcp_listen 7174
 # The trickler gives up 25 s after it started: long enough for 100 connects on a slow
 # guest and the resets after the listener goes, shorter than the 30 s frame deadline,
 # so a reset by that deadline instead is not counted.

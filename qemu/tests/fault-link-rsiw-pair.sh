@@ -22,7 +22,7 @@ peer=$(peer_addr)
 D=rsiw0
 P=7480
 S=/sys/class/infiniband/$D/ports/1/state
-check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
+step "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
 dev_up rsiw "$D" eth1 || finish
 
 # rounds FILE: the last round count rsiw-load's --report printed (0 before it).
@@ -39,10 +39,10 @@ rounds_ge() {
 if [ "$RSIW_VM_INDEX" = 0 ]; then
     rsiw-load server 10.0.9.1:$P > /tmp/server.log 2>&1 &
     server=$!
-    check "server listens" wait_tcp_listen $P
+    step "server listens" wait_tcp_listen $P
     signal_peer 7501
-    check "flap: the peer's traffic went on after the flap" wait_peer 7502 300
-    check "delete: the peer's traffic runs" wait_peer 7503 300
+    step "flap: the peer's traffic went on after the flap" wait_peer 7502 300
+    step "delete: the peer's traffic runs" wait_peer 7503 300
     check "delete: rdma link delete $D returns under load" timeout 60 rdma link delete $D
     check_no_output "delete: $D is gone" "$D" rdma dev show
     server_saw_removal $server /tmp/server.log
@@ -50,15 +50,15 @@ if [ "$RSIW_VM_INDEX" = 0 ]; then
     check "again: port ACTIVE" retry 10 grep -q ACTIVE $S
     rsiw-load server 10.0.9.1:$P > /tmp/server2.log 2>&1 &
     server=$!
-    check "again: server listens" wait_tcp_listen $P
+    step "again: server listens" wait_tcp_listen $P
     signal_peer 7504
-    check "again: the peer's client is done" wait_peer 7505 300
+    step "again: the peer's client is done" wait_peer 7505 300
     kill $server
     check_wait "again: the server ends cleanly" $server
     check_output "again: the server: every Send right" "closed 2 open 0; sends verified 20 bad 0;.* hung 0$" \
         tail -n 1 /tmp/server2.log
 else
-    check "the peer's server listens" wait_peer 7501 300
+    step "the peer's server listens" wait_peer 7501 300
     stats_save $D /tmp/s1
     rsiw-load client "$peer:$P" --conns 4 --seconds 600 --report 1 > /tmp/flap.log 2>&1 &
     client=$!
@@ -94,7 +94,7 @@ else
     tail -n 3 /tmp/del.log
     check_output "delete: all 4 connections ended with DISCONNECTED, nothing hung, no wrong byte" \
         "failed 4 setup_failed 0;.* verify_errors 0;.* disconnects 4; hung 0;" tail -n 1 /tmp/del.log
-    check "again: the peer's new server listens" wait_peer 7504 300
+    step "again: the peer's new server listens" wait_peer 7504 300
     check_output "again: 20 rounds on 2 connections, every byte right" \
         "established 2 closed 2 failed 0 setup_failed 0; rounds 20;.* verify_errors 0;" \
         rsiw-load client "$peer:$P" --conns 2 --rounds 10

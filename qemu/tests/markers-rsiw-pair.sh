@@ -18,7 +18,7 @@ ip link set eth1 mtu 9000
 peer=$(peer_addr)
 me=10.0.9.$((RSIW_VM_INDEX + 1))
 D=rsiw0
-check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
+step "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
 dev_up rsiw "$D" eth1 || finish
 if [ "$RSIW_VM_INDEX" = 0 ]; then want="drv_markers_tx no drv_markers_rx yes"; else
     want="drv_markers_tx yes drv_markers_rx no"; fi
@@ -36,12 +36,12 @@ qps_marked() {
 serve() {
     rsiw-load server "$me:$2" > /tmp/server.log 2>&1 &
     server=$!
-    check "$1: server listens" wait_tcp_listen "$2"
+    step "$1: server listens" wait_tcp_listen "$2"
     signal_peer "$3"
-    check "$1: the peer's connections are up" wait_peer $(($3 + 1)) 300
+    step "$1: the peer's connections are up" wait_peer $(($3 + 1)) 300
     qps_marked "$1"
     signal_peer $(($3 + 2))
-    check "$1: the peer's client is done" wait_peer $(($3 + 3)) 300
+    step "$1: the peer's client is done" wait_peer $(($3 + 3)) 300
     kill $server
     check_wait "$1: server ends cleanly" $server
     check_output "$1: server: every Send right" "closed 2 open 0; sends verified 40 bad 0;.* hung 0$" \
@@ -50,13 +50,13 @@ serve() {
 
 # connect NAME PORT BASE: a client here to the peer's server.
 connect() {
-    check "$1: the peer's server listens" wait_peer "$3" 300
+    step "$1: the peer's server listens" wait_peer "$3" 300
     rsiw-load client "$peer:$2" --conns 2 --rounds 20 --size 16384 --hold 600 > /tmp/client.log 2>&1 &
     client=$!
     check "$1: 2 connections up, 20 verified rounds each" retry 300 grep -q "holding 2 connections" /tmp/client.log
     qps_marked "$1"
     signal_peer $(($3 + 1))
-    check "$1: the peer looked at its QPs" wait_peer $(($3 + 2)) 300
+    step "$1: the peer looked at its QPs" wait_peer $(($3 + 2)) 300
     kill $client
     check_wait "$1: client ends cleanly" $client
     check_output "$1: client: every byte right" \

@@ -7,8 +7,8 @@
 setup_net
 
 require_rsiw "rsiw.ko is in the image" || finish
-check "modprobe rsiw" modprobe rsiw || finish
-check "rdma link add rsiw0 type rsiw netdev eth0" rdma link add rsiw0 type rsiw netdev eth0 || finish
+step "modprobe rsiw" modprobe rsiw || finish
+step "rdma link add rsiw0 type rsiw netdev eth0" rdma link add rsiw0 type rsiw netdev eth0 || finish
 S=/sys/class/infiniband/rsiw0
 # rsiw.ko carries `softdep post: ib_uverbs`, but busybox modprobe ignores softdeps.
 modprobe ib_uverbs
@@ -64,10 +64,10 @@ setup_net
 if ! modprobe siw 2> /dev/null; then
     # Debian's kernel builds no siw.
     skip "rsiw beside a siw device" "this kernel has no siw module"
-    check "rmmod rsiw" rmmod rsiw
+    step "rmmod rsiw" rmmod rsiw
     finish
 fi
-check "siw0 on eth0" rdma link add siw0 type siw netdev eth0
+step "siw0 on eth0" rdma link add siw0 type siw netdev eth0
 # ib_register_device fails (name taken): the error path must free everything.
 check_fails "an rsiw device named siw0 is refused" rdma link add siw0 type rsiw netdev eth0
 check "rdma link add rsiw0 again" rdma link add rsiw0 type rsiw netdev eth0
@@ -76,5 +76,5 @@ check "rdma link add rsiw0 again" rdma link add rsiw0 type rsiw netdev eth0
 check "rmmod rsiw with rsiw0 registered" rmmod rsiw
 check_no_output "rmmod removed rsiw0" 'rsiw0' rdma dev show
 check_output "siw0 survives rmmod rsiw" '^[0-9]+: siw0:' rdma dev show
-check "rdma link delete siw0" rdma link delete siw0
+step "rdma link delete siw0" rdma link delete siw0
 finish

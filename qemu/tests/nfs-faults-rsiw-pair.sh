@@ -38,13 +38,13 @@ write_during() {
     signal_peer $3
 }
 
-check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
+step "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
 dev_up rsiw rsiw0 eth1 || finish
 if [ "$RSIW_VM_INDEX" = 0 ]; then
     nfs_server_start rsiw0 /export
-    check "server: tell the client" signal_peer 7300
+    step "server: tell the client" signal_peer 7300
     # (1) link down/up while the client writes.
-    check "server: the client writes" wait_peer 7301 300
+    step "server: the client writes" wait_peer 7301 300
     sleep 2
     check "server: eth1 down" ip link set eth1 down
     check_output "server: rsiw0 port DOWN" 'DOWN' sh -c 'cat /sys/class/infiniband/rsiw0/ports/1/state'
@@ -52,9 +52,9 @@ if [ "$RSIW_VM_INDEX" = 0 ]; then
     check "server: eth1 up" ip link set eth1 up
     check_output "server: rsiw0 port ACTIVE again" 'ACTIVE' \
         retry 10 sh -c 'grep ACTIVE /sys/class/infiniband/rsiw0/ports/1/state'
-    check "server: the client's first write is done" wait_peer 7302 900
+    step "server: the client's first write is done" wait_peer 7302 900
     # (2) nfsd threads 0 -> 8 while the client writes.
-    check "server: the client writes again" wait_peer 7303 300
+    step "server: the client writes again" wait_peer 7303 300
     sleep 2
     check "server: nfsd threads 0" sh -c 'echo 0 > /proc/fs/nfsd/threads'
     sleep 5
@@ -62,19 +62,19 @@ if [ "$RSIW_VM_INDEX" = 0 ]; then
         sh -c "rdma resource show qp | grep -w rsiw0 | grep -v '^$'"
     check "server: rdma $NFS_RDMA_PORT again" sh -c "echo 'rdma $NFS_RDMA_PORT' > /proc/fs/nfsd/portlist"
     check "server: nfsd threads 8" sh -c 'echo 8 > /proc/fs/nfsd/threads'
-    check "server: the client's second write is done" wait_peer 7304 900
+    step "server: the client's second write is done" wait_peer 7304 900
     nfs_server_rdma_stats
     # The client reads both files back first (minutes at the soak's size: longer than
     # signal_peer keeps trying), then says so; it listens for 7306 by then.
-    check "server: the client read its copies back" wait_peer 7305 1800
+    step "server: the client read its copies back" wait_peer 7305 1800
     for f in fa fb; do
         check_output "server's copy of $f.bin" '^ok ' rsiw-nfs-io verify /export/$f.bin $SIZE $(seed_of $f) 1048576
     done
     signal_peer 7306
-    check "server: the client is done" wait_peer 7307 900
+    step "server: the client is done" wait_peer 7307 900
     nfs_server_stop /export
 else
-    check "client: the server is up" wait_peer 7300
+    step "client: the server is up" wait_peer 7300
     mounted=false
     if check "mount v4.2 over rsiw0" nfs_mount 10.0.9.1 4.2 /mnt; then
         mounted=true
@@ -90,7 +90,7 @@ else
     fi
     signal_peer 7305
     if $mounted; then
-        check "client: server checked its copies" wait_peer 7306 900
+        step "client: server checked its copies" wait_peer 7306 900
         check "idle umount" timeout 120 umount /mnt
     fi
     # The server stays up until the client has torn down (lib.sh, nfs_pair).

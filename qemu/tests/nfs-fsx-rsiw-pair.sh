@@ -14,16 +14,16 @@ setup_net
 # Jumbo frames between the two, as nfs_pair sets them (testing.md, "Two VMs").
 ip link set eth1 mtu 9000
 peer=$(peer_addr)
-check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
+step "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
 dev_up rsiw rsiw0 eth1 || finish
 if [ "$RSIW_VM_INDEX" = 0 ]; then
     nfs_server_start rsiw0 /export
     check "server: 300-file directory made" nfs_dir_make /export/dir 300
-    check "server: tell the client" signal_peer 7200
-    check "server: the client is done" wait_peer 7201 900
+    step "server: tell the client" signal_peer 7200
+    step "server: the client is done" wait_peer 7201 900
     nfs_server_stop /export
 else
-    check "client: the server is up" wait_peer 7200
+    step "client: the server is up" wait_peer 7200
     # The whole connection from its MPA exchange (Wireshark's iWARP heuristic needs the
     # MPA Request and Reply), whole frames (a truncated FPDU is not dissected), so the
     # exchange is kept small.

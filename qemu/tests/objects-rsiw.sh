@@ -8,8 +8,8 @@
 . /rsiw/lib.sh
 setup_net
 require_rsiw "rsiw.ko is in the image" || finish
-check "modprobe rsiw" modprobe rsiw || finish
-check "rdma link add rsiw0 type rsiw netdev eth0" rdma link add rsiw0 type rsiw netdev eth0 || finish
+step "modprobe rsiw" modprobe rsiw || finish
+step "rdma link add rsiw0 type rsiw netdev eth0" rdma link add rsiw0 type rsiw netdev eth0 || finish
 
 info=$(ibv_devinfo -v -d rsiw0 2>&1)
 # limit FIELD VALUE: ibv_devinfo -v reports VALUE for FIELD.
@@ -34,7 +34,7 @@ printf '%s\n' "$log" | sed -n 's/.*RSIW-OBJS FAIL \([^:]*\): \(.*\)/\1|\2/p' > /
 while IFS='|' read -r c why; do fail "objs/$c" "$why"; done < /tmp/objs-fails
 check_output "objs summary" 'RSIW-OBJS SUMMARY passed=[0-9]+ failed=0$' \
     sh -c 'dmesg | grep "RSIW-OBJS SUMMARY"'
-check "rmmod rsiw_objs_test" rmmod rsiw_objs_test
-check "rdma link delete rsiw0" rdma link delete rsiw0
-check "rmmod rsiw" rmmod rsiw
+step "rmmod rsiw_objs_test" rmmod rsiw_objs_test
+step "rdma link delete rsiw0" rdma link delete rsiw0
+step "rmmod rsiw" rmmod rsiw
 finish

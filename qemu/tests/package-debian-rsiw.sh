@@ -56,16 +56,16 @@ check "the provider is in the libibverbs directory" test -s /usr/lib/x86_64-linu
 check_output "its driver file" '^driver rsiw$' cat /etc/libibverbs.d/rsiw.driver
 
 dmesg -c > /dev/null
-check "modprobe rsiw" modprobe rsiw || finish
+step "modprobe rsiw" modprobe rsiw || finish
 check_output "the kernel notes the unenrolled signature (loads tainted, not refused)" 'module verification failed' dmesg
-check "rdma link add rsiw0 type rsiw netdev eth0" rdma link add rsiw0 type rsiw netdev eth0 || finish
+step "rdma link add rsiw0 type rsiw netdev eth0" rdma link add rsiw0 type rsiw netdev eth0 || finish
 check_output "ibv_devinfo -d rsiw0: transport iWARP" 'transport:[[:space:]]+iWARP' ibv_devinfo -d rsiw0
 check_output "ibv_devinfo -d rsiw0: port PORT_ACTIVE" 'state:[[:space:]]+PORT_ACTIVE' ibv_devinfo -d rsiw0
 
 COUNT=20
 timeout 120 rping -s -a 10.0.2.15 -C $COUNT -v -V > /tmp/rping-server.log 2> /tmp/rping-server.err &
 server=$!
-check "rping server listens" wait_rdma_listen
+step "rping server listens" wait_rdma_listen
 check "rping -c -V: $COUNT pings over rsiw0" timeout 120 rping -c -a 10.0.2.15 -C $COUNT -V
 wait $server
 src=$?
@@ -78,6 +78,6 @@ else
     fail "ib_write_bw -R on rsiw0 (64 KiB, 200 iterations)" "$line"
 fi
 
-check "rdma link delete rsiw0" rdma link delete rsiw0
-check "rmmod rsiw" rmmod rsiw
+step "rdma link delete rsiw0" rdma link delete rsiw0
+step "rmmod rsiw" rmmod rsiw
 finish
