@@ -5,13 +5,14 @@
 mod atomic;
 mod cases;
 mod dv;
-mod ffi;
 mod hostile;
 mod proto;
 mod requester;
 mod responder;
 mod wait;
 mod zc_window;
+
+use rsiw_userspace_tests::ffi;
 
 use requester::Env;
 use std::io::Write;

@@ -6,10 +6,8 @@
 //! time and reports when the responder closed each. `fpdu` makes a real MPA exchange
 //! (Rev 1, CRC) and then sends one crafted FPDU, printing what comes back.
 
-#[path = "rawpeer_qp.rs"]
 mod qp;
 mod rst;
-#[path = "rawpeer_serve.rs"]
 mod serve;
 mod zc_peer;
 

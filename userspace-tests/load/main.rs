@@ -11,9 +11,7 @@
 //! request posted on it must still complete, with a flush or an error status, and
 //! the rdma_cm DISCONNECTED event must come: the client counts what did not.
 
-#[allow(dead_code)]
-#[path = "../ffi.rs"]
-mod ffi;
+use rsiw_userspace_tests::ffi;
 
 mod client;
 mod server;
