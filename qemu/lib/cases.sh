@@ -45,10 +45,10 @@ step_ok() {
 # run_judged ON_SUCCESS NAME CMD...: runs CMD, shows its output, then `ON_SUCCESS NAME`
 # if it exited 0 or fails NAME with its status and last line; returns CMD's status.
 run_judged() {
-    ok=$1; name=$2; shift 2
+    rsiw_on_ok=$1; name=$2; shift 2
     out=$("$@" 2>&1); rc=$?
     [ -n "$out" ] && printf '%s\n' "$out"
-    if [ $rc -eq 0 ]; then "$ok" "$name"; else fail "$name" "\`$*\` exited $rc: $(printf '%s' "$out" | tail -n 1)"; fi
+    if [ $rc -eq 0 ]; then "$rsiw_on_ok" "$name"; else fail "$name" "\`$*\` exited $rc: $(printf '%s' "$out" | tail -n 1)"; fi
     return $rc
 }
 
