@@ -10,7 +10,7 @@ setup_net
 peer=$(peer_addr)
 me="10.0.9.$((RSIW_VM_INDEX + 1))"
 
-step "ping $peer over the socket network" retry 30 ping -c 1 -W 1 "$peer"
+check "ping $peer over the socket network" retry 30 ping -c 1 -W 1 "$peer"
 step "modprobe siw" modprobe siw || finish
 step "rdma link add siw0 netdev eth1" rdma link add siw0 type siw netdev eth1 || finish
 if [ "$RSIW_VM_INDEX" = 0 ]; then
