@@ -6,8 +6,8 @@
 . /rsiw/lib.sh
 setup_net
 require_rsiw "rsiw.ko is in the image" || finish
-check "modprobe rsiw" modprobe rsiw || finish
-check "rdma link add rsiw0 type rsiw netdev eth0" rdma link add rsiw0 type rsiw netdev eth0 || finish
+step "modprobe rsiw" modprobe rsiw || finish
+step "rdma link add rsiw0 type rsiw netdev eth0" rdma link add rsiw0 type rsiw netdev eth0 || finish
 rdma link show
 require_provider "rsiw provider is in the image" || finish
 check "ibv_devices" ibv_devices

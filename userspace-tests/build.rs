@@ -2,16 +2,16 @@
 //! Generates libibverbs/librdmacm bindings and compiles the C shim for verbs.h's inline verbs.
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/wrapper.h");
-    println!("cargo:rerun-if-changed=src/shim.c");
+    println!("cargo:rerun-if-changed=lib/wrapper.h");
+    println!("cargo:rerun-if-changed=lib/shim.c");
     cc::Build::new()
-        .file("src/shim.c")
+        .file("lib/shim.c")
         .warnings(true)
         .compile("rsiw_verbs_shim");
     println!("cargo:rustc-link-lib=ibverbs");
     println!("cargo:rustc-link-lib=rdmacm");
     let b = bindgen::Builder::default()
-        .header("src/wrapper.h")
+        .header("lib/wrapper.h")
         .allowlist_function("ibv_.*|rdma_.*|rsiw_shim_.*")
         .allowlist_type("ibv_.*|rdma_.*")
         .allowlist_var("IBV_.*|RDMA_.*")

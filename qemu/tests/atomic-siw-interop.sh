@@ -16,7 +16,7 @@ me=10.0.9.$((RSIW_VM_INDEX + 1))
 if [ "$RSIW_VM_INDEX" = 0 ]; then T=siw; else T=rsiw; fi
 D=${T}0
 P=7480
-check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
+step "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
 dev_up "$T" "$D" eth1 || finish
 # rsiw initiates client-server (no RTR): siw 6.12's RTR responder path has its own lockdep
 # report (see perftest-siw-interop.sh).

@@ -8,7 +8,7 @@
 # siw on VM 0, rsiw on VM 1; rsiw initiates (peer-to-peer, RTR) and rpings siw, each side
 # checks its own end. VM 1 also checks the MPA Request/Reply bytes on the wire (RFC 5044
 # §7.1, RFC 6581 §5) against what rsiw's defaults and siw's make of them. The other
-# direction is cm-siw-initiator.sh, in VMs of its own: once siw has answered an RTR
+# direction is cm-initiator-siw-interop.sh, in VMs of its own: once siw has answered an RTR
 # connection, its RTR data-ready has taken the socket callback lock in softirq, and a
 # later data-ready that siw's TX thread runs from the socket backlog (process context,
 # plain read_lock) is reported by lockdep as inconsistent lock state in siw.

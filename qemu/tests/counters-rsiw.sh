@@ -22,7 +22,7 @@ expect_delta() {
 
 rsiw-load server 10.0.2.15:7480 > /tmp/server.log 2>&1 &
 server=$!
-check "rsiw-load server listens" wait_tcp_listen 7480
+step "rsiw-load server listens" wait_tcp_listen 7480
 
 # 50 rounds of FetchAdd + CmpSwap on one connection: 100 Atomics, each answered.
 stats_save $D $S
@@ -93,7 +93,7 @@ done
 raw() {
     timeout 60 rping -s -a 10.0.2.15 -p 7174 -C 1 > /dev/null 2>&1 &
     r_server=$!
-    check "$1: rping server listens" wait_tcp_listen 7174
+    step "$1: rping server listens" wait_tcp_listen 7174
     rsiw-rawpeer fpdu 10.0.2.15:7174 "$1" > /tmp/raw-$1.log 2>&1
     cat /tmp/raw-$1.log
     wait $r_server

@@ -22,7 +22,7 @@ S=/sys/class/infiniband/$D/ports/1/state
 
 rsiw-load server 10.0.2.15:$P > /tmp/server.log 2>&1 &
 server=$!
-check "server listens" wait_tcp_listen $P
+step "server listens" wait_tcp_listen $P
 
 # 1. A link flap in the middle of the traffic.
 stats_save $D /tmp/s1

@@ -146,7 +146,7 @@ echo 0 > $F/probability
 # The device after the pressure: verified traffic, then every object gone.
 rsiw-load server 10.0.2.15:$P > /tmp/server.log 2>&1 &
 server=$!
-check "after: server listens" wait_tcp_listen $P
+step "after: server listens" wait_tcp_listen $P
 check_output "after: 4 connections, 20 rounds each, every byte right" \
     "established 4 closed 4 failed 0 setup_failed 0; rounds 80;.* verify_errors 0;.* hung 0;" \
     rsiw-load client 10.0.2.15:$P --conns 4 --rounds 20 --size 8192

@@ -19,7 +19,7 @@ LOAD="--ops swra --seconds 120 --size 16384 --expect-failure --drain 30"
 start_server() {
     rsiw-load server 10.0.2.15:$P > /tmp/server.log 2>&1 &
     server=$!
-    check "$1: server listens" wait_tcp_listen $P
+    step "$1: server listens" wait_tcp_listen $P
 }
 
 # start_client WHAT N: N connections of traffic; returns once all are up and have run

@@ -37,7 +37,7 @@ dev_up rsiw $D eth0 || finish
 # Refused while held.
 rsiw-load server 10.0.2.15:$P > /tmp/held.log 2>&1 &
 server=$!
-check "held: server listens" wait_tcp_listen $P
+step "held: server listens" wait_tcp_listen $P
 rsiw-load client 10.0.2.15:$P --conns 2 --rounds 5 --hold 60 > /tmp/hold.log 2>&1 &
 client=$!
 check "held: client holds 2 connections" retry 60 grep -q holding /tmp/hold.log

@@ -31,7 +31,7 @@ round() {
     t0=$(date +%s)
     rsiw-load server 10.0.2.15:$P --report 30 > /tmp/server.log 2>&1 &
     server=$!
-    check "round $n: server listens" wait_tcp_listen $P
+    step "round $n: server listens" wait_tcp_listen $P
     rsiw-load client 10.0.2.15:$P --conns "$CONNS" --rounds 3 --size 2048 --hold 300 --report 10 \
         > /tmp/client.log 2>&1 &
     client=$!

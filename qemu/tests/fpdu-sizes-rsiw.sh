@@ -24,7 +24,7 @@ capture() {
     capture_start "/tmp/$1.pcap" "tcp port $P"
     timeout 120 rping -s -a 10.0.2.15 -p $P -C 5 -S 65000 -V > "/tmp/$1-server.log" 2>&1 &
     srv=$!
-    check "$1: rping server listens" wait_rdma_listen
+    step "$1: rping server listens" wait_rdma_listen
     check "$1: rping -c -V -S 65000 -C 5" timeout 120 rping -c -a 10.0.2.15 -p $P -C 5 -S 65000 -V
     wait $srv
     check "$1: rping server exits 0" test $? -eq 0

@@ -59,7 +59,7 @@ run_bg corrupt-wqe 180 rsiw-verbs-test --corrupt-wqe 10.0.2.15:7511
 dmesg -c > /dev/null
 rsiw-rawpeer serve-guess 10.0.2.15:7620 > /tmp/raw-guess.log 2>&1 &
 g_peer=$!
-check "stag guess: raw responder listens" wait_tcp_listen 7620
+step "stag guess: raw responder listens" wait_tcp_listen 7620
 check_output "stag guess: the program ends after the guess" '^stream ended, receive flushed$' \
     timeout 60 rsiw-verbs-test --stag-guess 10.0.2.15:7620 64
 g_line=$(printf '%s\n' "$out" | grep '^rkeys ')
@@ -85,7 +85,7 @@ check_output "stag guess: dmesg names the Terminate" \
 # its Send's octets, none lost.
 rsiw-rawpeer serve-sends 10.0.2.15:7621 40 > /tmp/raw-sends.log 2>&1 &
 b_peer=$!
-check "receive burst: raw responder listens" wait_tcp_listen 7621
+step "receive burst: raw responder listens" wait_tcp_listen 7621
 check_output "receive burst: 40 Sends in fragments complete 40 receives with their data" \
     '^receives 40: 40 success, 0 flushed, 0 other, 0 missing$' \
     timeout 90 rsiw-verbs-test --recv-burst 10.0.2.15:7621 40

@@ -21,8 +21,8 @@ NOINV_FAIL="read_after_local_inv_fails write_after_local_inv_not_placed read_wit
 send_with_inv send_with_inv_invalidated"
 NOINV_PASS="listen connect_basic send_recv frwr_rdma_write frwr_rdma_read read_with_inv"
 
-check "modprobe siw" modprobe siw || finish
-check "rdma link add siw0 type siw netdev eth0" rdma link add siw0 type siw netdev eth0 || finish
+step "modprobe siw" modprobe siw || finish
+step "rdma link add siw0 type siw netdev eth0" rdma link add siw0 type siw netdev eth0 || finish
 
 run_kverbs siw0 base "$CASES" "" port=18515
 run_kverbs siw0 atomics "$CASES $ATOMIC_CASES" "" port=18516 atomics=1
@@ -32,6 +32,6 @@ run_kverbs siw0 selftest-nodev "listen" "connect_basic connect_read_inv connect_
     port=18518 dev=nosuch0
 
 check_no_output "no cm_id left behind" '[0-9]' sh -c 'rdma resource show cm_id | grep -v "^$"'
-check "rdma link delete siw0" rdma link delete siw0
-check "rmmod siw" rmmod siw
+step "rdma link delete siw0" rdma link delete siw0
+step "rmmod siw" rmmod siw
 finish

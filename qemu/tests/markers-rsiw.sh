@@ -14,7 +14,7 @@
 #   - rsiw-load traffic (Send, Write, Read back, FetchAdd, CmpSwap, payloads up to
 #     64 KiB) checked end to end;
 #   - no CRC or framing error and no Terminate counted.
-# The peer that asks while rsiw does not (markers one way) is markers-pair-rsiw.sh.
+# The peer that asks while rsiw does not (markers one way) is markers-rsiw-pair.sh.
 . /rsiw/lib.sh
 setup_net
 D=rsiw0
@@ -28,7 +28,7 @@ P=$((P + 1))
 capture_start /tmp/markers.pcap "tcp port $P"
 timeout 120 rping -s -a 10.0.2.15 -p $P -C 3 -S 16000 -V > /tmp/rping-server.log 2>&1 &
 srv=$!
-check "rping server listens" wait_rdma_listen
+step "rping server listens" wait_rdma_listen
 check "rping -c -V -S 16000 -C 3 with markers" timeout 120 rping -c -a 10.0.2.15 -p $P -C 3 -S 16000 -V
 wait $srv
 check "rping server exits 0" test $? -eq 0
@@ -38,7 +38,7 @@ stats_save "$D" /tmp/stats.before
 P=$((P + 1))
 rsiw-load server 10.0.2.15:$P > /tmp/server.log 2>&1 &
 server=$!
-check "rsiw-load server listens" wait_tcp_listen $P
+step "rsiw-load server listens" wait_tcp_listen $P
 rsiw-load client 10.0.2.15:$P --conns 4 --rounds 30 --size 65536 --hold 60 > /tmp/client.log 2>&1 &
 client=$!
 check "4 connections up, 30 verified rounds each" retry 300 grep -q "holding 4 connections" /tmp/client.log

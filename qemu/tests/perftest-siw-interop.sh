@@ -20,7 +20,7 @@ peer=$(peer_addr)
 if [ "$RSIW_VM_INDEX" = 0 ]; then T=siw; else T=rsiw; fi
 D=${T}0
 ITERS=${PERF_ITERS:-100}
-check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
+step "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
 dev_up "$T" "$D" eth1 || finish
 # siw 6.12 has its own lockdep report when it is the responder of a peer-to-peer (RTR)
 # connection after it has carried bulk data: siw_qp_llp_data_ready read-locks

@@ -19,9 +19,9 @@ setup_net
 D=rsiw0
 TMO=6000
 require_rsiw "$D: rsiw.ko is in the image" || finish
-check "modprobe rsiw qp_conn_port=4792 qp_conn_timeout_ms=$TMO" modprobe rsiw qp_conn_port=4792 qp_conn_timeout_ms=$TMO
+step "modprobe rsiw qp_conn_port=4792 qp_conn_timeout_ms=$TMO" modprobe rsiw qp_conn_port=4792 qp_conn_timeout_ms=$TMO
 modprobe ib_uverbs 2>/dev/null
-check "rdma link add $D type rsiw netdev eth0" rdma link add $D type rsiw netdev eth0 || finish
+step "rdma link add $D type rsiw netdev eth0" rdma link add $D type rsiw netdev eth0 || finish
 ip addr add 10.0.2.14/24 dev eth0
 FAKE_GID=00000000000000000000ffff0a00020e   # ::ffff:10.0.2.14, as rc_pingpong sends GIDs
 

@@ -18,7 +18,7 @@ setup_net
 ip link set eth1 mtu 9000
 peer=$(peer_addr)
 D=rsiw0
-check "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
+step "ping $peer" retry 30 ping -c 1 -W 1 "$peer"
 dev_up rsiw "$D" eth1 || finish
 check_output "GID 1 is eth1's IPv4 address, mapped" "^0000:0000:0000:0000:0000:ffff:0a00:090$((RSIW_VM_INDEX + 1))\$" \
     cat /sys/class/infiniband/$D/ports/1/gids/1

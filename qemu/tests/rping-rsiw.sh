@@ -18,7 +18,7 @@ check_output "ibv_devinfo -d $D: transport iWARP" 'transport:[[:space:]]+iWARP' 
 
 timeout 300 rping -s -a 10.0.2.15 -C $COUNT -v -V > /tmp/rping-server.log 2> /tmp/rping-server.err &
 server=$!
-check "rping server listens" wait_rdma_listen
+step "rping server listens" wait_rdma_listen
 timeout 300 rping -c -a 10.0.2.15 -C $COUNT -v -V > /tmp/rping-client.log 2> /tmp/rping-client.err
 rc=$?
 wait $server

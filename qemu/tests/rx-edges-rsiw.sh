@@ -27,7 +27,7 @@ edge() {
     dmesg -c > /dev/null
     timeout 60 rping -s -d -a 10.0.2.15 -C 1 -v > /tmp/rping-$e_case.log 2>&1 &
     e_server=$!
-    check "$e_what: rping server listens" wait_tcp_listen 7174
+    step "$e_what: rping server listens" wait_tcp_listen 7174
     rsiw-rawpeer fpdu 10.0.2.15:7174 "$e_case" > /tmp/raw-$e_case.log 2>&1
     cat /tmp/raw-$e_case.log
     for e_re in "$@"; do
@@ -102,7 +102,7 @@ read_edge() {
     dmesg -c > /dev/null
     rsiw-rawpeer serve-read 10.0.2.15:7610 "$1" > /tmp/raw-read-$1.log 2>&1 &
     r_peer=$!
-    check "$2: raw responder listens" wait_tcp_listen 7610
+    step "$2: raw responder listens" wait_tcp_listen 7610
     timeout 30 rsiw-verbs-test --read-from 10.0.2.15:7610 2048 > /tmp/read-$1.log 2>&1
     cat /tmp/read-$1.log
     check_output "$2: the Read completes as $3" "$3" cat /tmp/read-$1.log
@@ -144,7 +144,7 @@ echo 3000 > /sys/module/rsiw/parameters/mpa_timeout_ms
 dmesg -c > /dev/null
 rsiw-rawpeer serve-hold 10.0.2.15:7611 10 > /tmp/raw-hold.log 2>&1 &
 h_peer=$!
-check "unanswered close: raw responder listens" wait_tcp_listen 7611
+step "unanswered close: raw responder listens" wait_tcp_listen 7611
 check_output "unanswered close: the receives flush 2-9 s after the disconnect" \
     '^flushed 8 receives [2-8]\.[0-9] s after the disconnect$' \
     timeout 40 rsiw-verbs-test --close-unanswered 10.0.2.15:7611

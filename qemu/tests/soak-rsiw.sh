@@ -64,7 +64,7 @@ echo "soak: $SECS s"
 start=$(mem_settled_kb)
 rsiw-load server $A --report 60 > /tmp/server.log 2>&1 &
 server=$!
-check "server listens" wait_tcp_listen $P || finish
+step "server listens" wait_tcp_listen $P || finish
 rsiw-load client $A --conns 16 --seconds $SECS --ops swra --size 4096 --report 30 > /tmp/steady.log 2>&1 &
 steady=$!
 rsiw-load client $A --conns 8 --seconds $SECS --ops swra --churn 20 --size 2048 --report 30 > /tmp/churn.log 2>&1 &

@@ -7,10 +7,10 @@
 . /rsiw/lib.sh
 setup_net
 
-check "modprobe siw" modprobe siw || finish
-check "rdma link add siw0 type siw netdev eth0" rdma link add siw0 type siw netdev eth0 || finish
+step "modprobe siw" modprobe siw || finish
+step "rdma link add siw0 type siw netdev eth0" rdma link add siw0 type siw netdev eth0 || finish
 verbs_run siw0 10.0.2.15 siw "$(siw_verbs_skips)"
 
-check "rdma link delete siw0" rdma link delete siw0
-check "rmmod siw" rmmod siw
+step "rdma link delete siw0" rdma link delete siw0
+step "rmmod siw" rmmod siw
 finish

@@ -42,7 +42,7 @@ zc_window() {
     PORT=$((PORT + 1))
     timeout 150 rsiw-verbs-test --zc-window 10.0.2.15:$PORT "$mode" "$dir" "$len" > "$dir/app.log" 2>&1 &
     app=$!
-    check "$label $mode: the application listens" wait_tcp_listen $PORT
+    step "$label $mode: the application listens" wait_tcp_listen $PORT
     timeout 150 rsiw-rawpeer zc-window 10.0.2.15:$PORT "$mode" "$dir" > "$dir/peer.log" 2>&1
     prc=$?
     wait $app

@@ -193,6 +193,7 @@ pub fn build(ctx: &Ctx, k: &Kernel, parts: &Parts) -> Result<PathBuf> {
     let q = ctx.root.join("qemu");
     t.insert("init", Entry::File(q.join("init"), 0o755));
     t.insert("rsiw/lib.sh", Entry::File(q.join("lib.sh"), 0o644));
+    t.insert_dir(&q.join("lib"), "rsiw/lib")?;
     t.insert_dir(&q.join("tests"), "rsiw/tests")?;
 
     let out = ctx.out_dir().join("initramfs.cpio");

@@ -708,9 +708,9 @@ mod tests {
 
     #[test]
     fn options_are_taken_wherever_they_stand() {
-        let a = parse("test rsiw-basic --vm-only -v --kernel 7.3 --marked siw-").unwrap();
+        let a = parse("test basic-rsiw --vm-only -v --kernel 7.3 --marked siw-").unwrap();
         assert_eq!(a.command, "test");
-        assert_eq!(a.rest, ["rsiw-basic", "siw-"]);
+        assert_eq!(a.rest, ["basic-rsiw", "siw-"]);
         assert!(a.vm_only && a.verbose && a.marked && !a.host_only);
         assert!(a.kernel == KernelLine::L7_3 && a.kernel_given);
         assert!(a.flavour == Flavour::Debug && !a.flavour_given);

@@ -9,7 +9,7 @@
 //!
 //! The VM image part `package` ([`vm_part`]) installs both in the trixie root
 //! (`scripts/dkms-install-test.sh`) and gives the VM on Debian's kernel the rsiw.ko DKMS
-//! built there and the provider's .deb (`qemu/tests/package-debian.sh`).
+//! built there and the provider's .deb (`qemu/tests/package-debian-rsiw.sh`).
 
 use crate::cmd;
 use crate::cpio::{Entry, Tree};

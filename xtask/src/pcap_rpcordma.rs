@@ -304,7 +304,7 @@ pub fn check_rpcordma(msgs: &str, rdmap: &str) -> Result<String> {
 mod tests {
     use super::*;
 
-    // Lines as tshark printed them for a capture of nfs-fsx-rsiw.sh (abridged).
+    // Lines as tshark printed them for a capture of nfs-fsx-rsiw-pair.sh (abridged).
     const RPCORDMA: &str = "14|10.0.9.2|0x7c39e9de|0|0|0|1|0x00000404\n\
         16|10.0.9.1|0x7c39e9de|1|0|0|1|0x00000404\n\
         72|10.0.9.2|0x9339e9de|0|1|0|0|0x00000203\n\
