@@ -7,7 +7,8 @@ use super::bindings;
 
 /// The connection module parameters (`mpa_crc`, `mpa_peer_to_peer`, `mpa_timeout_ms`,
 /// `mpa_accept_timeout_ms`, `mpa_max_pending`, `draft_swap`, `mpa_large_fpdu`,
-/// `mpa_markers`, `rx_defer_bytes`, `qp_conn_port`, `qp_conn_timeout_ms`).
+/// `mpa_markers`, `qp_conn_port`, `qp_conn_timeout_ms`); `rx_defer_bytes` is read by
+/// `sock.c` alone.
 #[derive(Clone, Copy)]
 pub(crate) struct CmParams {
     /// Ask for CRCs.
