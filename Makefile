@@ -60,7 +60,7 @@ all modules:
 # cargo's target/ included. Remove exactly what the module build writes.
 clean:
 	rm -f rsiw.ko rsiw.o rsiw.mod rsiw.mod.c rsiw.mod.o .module-common.o \
-	      Module.symvers modules.order rust/ffi/bindings_generated.rs .rsiw-kdir
+	      Module.symvers modules.order rust/kapi/bindings_generated.rs .rsiw-kdir
 	find . rust -maxdepth 1 -name '.*.cmd' -type f -delete
 	find rust -path rust/proto -prune -o -path rust/abi -prune -o \
 	     \( -name '*.o' -o -name '*.d' -o -name '.*.cmd' \) -type f -print | xargs rm -f

@@ -3,6 +3,8 @@
 //! reject) over kernel TCP sockets with the MPA exchange of RFC 5044 §7.1 and
 //! RFC 6581.
 
+#![forbid(unsafe_code)]
+
 mod endpoint;
 mod mpa_io;
 mod qp_link;
@@ -11,12 +13,12 @@ pub(crate) mod qpconn;
 pub(crate) use endpoint::Endpoint;
 
 use crate::{
-    counters::PortCounters,
-    device::Device,
-    ffi::{
+    kapi::{
         iwcm::{CmId, CmIdRef, ConnParam, EventData},
         sock::{cm_queue, errno, Socket, Watch},
     },
+    objects::device::Device,
+    resources::counters::PortCounters,
 };
 use kernel::{
     impl_has_work, new_mutex, new_work,

@@ -5,7 +5,7 @@
 //! refuses a complete but unusable Reply.
 
 use crate::{
-    ffi::{
+    kapi::{
         crc::KernelCrc32c,
         sock::{errno, Socket},
     },

@@ -4,11 +4,11 @@
 //! parameters the MPA exchange (RFC 5044 §7.1, RFC 6581) negotiated.
 
 use crate::{
-    device::Device,
     engine,
+    objects::device::Device,
+    objects::qp::{Attempt, Qp},
     proto::mpa::StreamParams,
-    qp::{Attempt, Qp},
-    stream::Stream,
+    resources::stream::Stream,
 };
 use kernel::{prelude::*, sync::Arc};
 
@@ -68,7 +68,7 @@ pub(crate) fn start(
     setup: &Setup,
 ) -> Result<Option<Arc<dyn Attempt>>> {
     let mut params = engine::Params::new(&setup.params, setup.initiator, setup.mss);
-    if crate::ffi::iwcm::params().draft_swap {
+    if crate::kapi::params::cm().draft_swap {
         params.dialect = crate::proto::atomic::Dialect::Draft03;
     }
     let q = &qp.qp;

@@ -11,9 +11,9 @@ use super::{
     ListenInner, Listener,
 };
 use crate::{
-    device::{Device, QpListener},
-    ffi::{iwcm, sock::Socket},
-    qp::{Attempt, Job, Qp},
+    kapi::{params, sock::Socket},
+    objects::device::{Device, QpListener},
+    objects::qp::{Attempt, Job, Qp},
 };
 use kernel::{new_mutex, new_work, prelude::*, sync::Arc};
 
@@ -21,7 +21,7 @@ use kernel::{new_mutex, new_work, prelude::*, sync::Arc};
 /// if `qp_conn_port` is 0, the socket's error if the port cannot be had.
 pub(crate) fn listener(dev: &Arc<Device>) -> Result<Arc<dyn QpListener>> {
     dev.qp_listener(|| {
-        let port = iwcm::params().qp_port;
+        let port = params::cm().qp_port;
         if port == 0 {
             return Err(EINVAL);
         }

@@ -4,9 +4,9 @@
 //! received Terminate to the work completion status of the failed request.
 
 use crate::{
-    cq::WcStatus,
-    mem::MemError,
     proto::terminate::{TermCause, LAYER_DDP, LAYER_RDMAP},
+    queue::cq::WcStatus,
+    resources::mem::MemError,
 };
 
 /// A tagged buffer (RDMA Write or Read Response sink) failed its check.

@@ -17,7 +17,7 @@
 //! here; every other kick goes to the workqueue as before.
 
 use super::{tx::Runner, Engine};
-use crate::ffi::lock::IrqSpinLock;
+use crate::kapi::lock::IrqSpinLock;
 use core::sync::atomic::Ordering;
 use kernel::{prelude::*, sync::Arc};
 

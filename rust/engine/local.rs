@@ -6,9 +6,9 @@
 //! memory-window bind), executed in SQ order next to the STag table.
 
 use crate::{
-    cq::WcStatus,
-    mem::{Access, Checked, MemError, MemTable},
-    wr::{SendOp, SendWqe, Sge, MAX_SGE},
+    queue::cq::WcStatus,
+    queue::wr::{SendOp, SendWqe, Sge, MAX_SGE},
+    resources::mem::{Access, Checked, MemError, MemTable},
 };
 use core::ops::Range;
 use kernel::prelude::*;
@@ -86,7 +86,7 @@ impl Local {
         &self,
         off: u64,
         len: usize,
-        mut f: impl FnMut(crate::ffi::zc::PageRef, usize, usize) -> Result,
+        mut f: impl FnMut(crate::kapi::zc::PageRef, usize, usize) -> Result,
     ) -> Result<bool, MemError> {
         let mut all = true;
         self.walk(off, len, |m, addr, r| {

@@ -4,6 +4,8 @@
 //! work item, RX in the socket's data-ready callback; see
 //! `Documentation/datapath.md` for contexts, locks and error handling.
 
+#![forbid(unsafe_code)]
+
 mod causes;
 mod inline;
 mod local;
@@ -15,12 +17,9 @@ mod tx;
 pub(crate) use inline::InlineTxCell;
 pub(crate) use port::{QpPort, Untaken};
 
-use crate::queue::Fifo;
+use crate::queue::fifo::Fifo;
 use crate::{
-    counters::{ConnCounters, PortCounters},
-    cq::WcStatus,
-    ffi::{crc::KernelCrc32c, lock::IrqSpinLock, qp::QpEvent, wq},
-    mem::{Checked, MemTable},
+    kapi::{crc::KernelCrc32c, lock::IrqSpinLock, qp::QpEvent, wq},
     proto::{
         atomic::Dialect,
         crc,
@@ -29,8 +28,11 @@ use crate::{
         terminate::TerminateRepr,
         tx::{TxConfig, TxFramer},
     },
-    stream::{Stream, StreamConsumer},
-    wr::MAX_RD_ATOMIC,
+    queue::cq::WcStatus,
+    queue::wr::MAX_RD_ATOMIC,
+    resources::counters::{ConnCounters, PortCounters},
+    resources::mem::{Checked, MemTable},
+    resources::stream::{Stream, StreamConsumer},
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
@@ -176,7 +178,7 @@ pub(crate) struct Engine {
     /// §6.5, RFC 7306 §5.2.2 rule 4). RX adds (one RX at a time, under
     /// `shared`), TX takes away when a response's last FPDU is framed.
     inbound: AtomicU32,
-    /// Spreads the TX work of connections over the CPUs (`ffi::wq`).
+    /// Spreads the TX work of connections over the CPUs (`kapi::wq`).
     tx_cpu: u32,
     /// The last SQ WQE TX took asks for a completion: its poster is likely
     /// to wait for it (a doorbell then answers a loopback peer inline).
@@ -342,7 +344,7 @@ pub(crate) struct Details {
     /// The stream is closing or closed.
     pub(crate) closing: bool,
     /// The connection's counters, in `counters::Counter` order.
-    pub(crate) counters: [u64; crate::counters::N],
+    pub(crate) counters: [u64; crate::resources::counters::N],
 }
 
 impl Conn {
@@ -620,7 +622,7 @@ impl Engine {
                 wr_id,
                 WcStatus::WrFlushErr,
                 0,
-                crate::cq::WcFlags::NONE,
+                crate::queue::cq::WcFlags::NONE,
                 0,
                 false,
             );
@@ -629,7 +631,7 @@ impl Engine {
 
     /// `Conn::quiesce`.
     fn quiesce(self: &Arc<Self>, graceful_ms: u32) {
-        let until = crate::ffi::deadline::now_ms() + i64::from(graceful_ms);
+        let until = crate::kapi::deadline::now_ms() + i64::from(graceful_ms);
         let mut abortive = graceful_ms == 0;
         // Before the first look at `busy` (`unbusy` says why).
         self.quiescing.store(true, Ordering::SeqCst);
@@ -637,7 +639,7 @@ impl Engine {
         self.kick();
         let mut g = self.idle.lock();
         loop {
-            if !abortive && crate::ffi::deadline::now_ms() >= until {
+            if !abortive && crate::kapi::deadline::now_ms() >= until {
                 abortive = true;
                 self.request_close(true, None);
                 self.kick();

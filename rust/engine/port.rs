@@ -5,10 +5,10 @@
 //! verbs object.
 
 use crate::{
-    cq::{WcFlags, WcStatus},
-    ffi::qp::QpEvent,
-    mem::Access,
-    wr::{RecvWqe, SendWqe},
+    kapi::qp::QpEvent,
+    queue::cq::{WcFlags, WcStatus},
+    queue::wr::{RecvWqe, SendWqe},
+    resources::mem::Access,
 };
 use kernel::sync::Arc;
 

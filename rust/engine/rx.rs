@@ -8,10 +8,7 @@
 
 use super::{causes, Engine, Inbound, Local, Outbound};
 use crate::{
-    counters::Counter,
-    cq::{WcFlags, WcStatus},
-    ffi::crc::KernelCrc32c,
-    mem::{Access, Checked, MemError},
+    kapi::crc::KernelCrc32c,
     proto::{
         atomic::AtomicOp,
         ddp::Buffer,
@@ -19,6 +16,9 @@ use crate::{
         rx::{HeaderInfo, Placement, RdmapHeader, RxError, RxParser, RxSink, SegmentEnd},
         terminate::{TermCause, TerminateRepr},
     },
+    queue::cq::{WcFlags, WcStatus},
+    resources::counters::Counter,
+    resources::mem::{Access, Checked, MemError},
 };
 use core::sync::atomic::Ordering;
 use defer::{Action, Deferred, DEFER, PER_FPDU};

@@ -6,8 +6,8 @@
 
 use super::{Engine, Sink};
 use crate::{
-    cq::{WcFlags, WcStatus},
     proto::terminate::TermCause,
+    queue::cq::{WcFlags, WcStatus},
 };
 use kernel::sync::Arc;
 

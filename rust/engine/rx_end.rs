@@ -5,9 +5,9 @@
 
 use super::{causes, rx::Recv, Engine, Phase};
 use crate::{
-    cq::{WcFlags, WcStatus},
-    ffi::qp::QpEvent,
+    kapi::qp::QpEvent,
     proto::{rx::RxError, terminate::TermCause},
+    queue::cq::{WcFlags, WcStatus},
 };
 use kernel::{prelude::*, sync::Arc};
 

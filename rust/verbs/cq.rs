@@ -3,15 +3,15 @@
 //! into kernel work completions, arm, destroy.
 
 use crate::{
-    cq::{Cq, Cqe},
-    device::Device,
-    ffi::{
+    kapi::{
         bindings as b,
         cq::{fill_wc, IbCqRef, WcFields},
         obj::eopnotsupp,
         udata::Udata,
     },
-    uqueue::{self, UserCq},
+    objects::device::Device,
+    queue::cq::{Cq, Cqe},
+    queue::uqueue::{self, UserCq},
 };
 use kernel::{prelude::*, sync::Arc};
 

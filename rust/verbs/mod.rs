@@ -2,20 +2,25 @@
 //! Device-level verbs: device and port queries, user contexts and protection
 //! domains; the limits are those of the verbs objects (cq, mem, qp, srq).
 
+#![forbid(unsafe_code)]
+
 use crate::{
     abi,
-    device::Device,
-    ffi::{
+    kapi::{
         attr::{DeviceAttr, PortAttr, PortImmutable},
         bindings,
         ib::IbDev,
         udata::Udata,
     },
+    objects::device::Device,
 };
 use kernel::prelude::*;
 
 pub(crate) mod cq;
+pub(crate) mod driver;
+pub(crate) mod link;
 pub(crate) mod mr;
+pub(crate) mod netdev_events;
 pub(crate) mod qp;
 pub(crate) mod srq;
 pub(crate) mod stats;
@@ -52,7 +57,7 @@ pub(crate) fn query_device(dev: &Device, udata: Option<&Udata<'_>>) -> Result<De
             return Err(EINVAL);
         }
     }
-    let guid = crate::link::node_guid(dev.mac());
+    let guid = crate::verbs::link::node_guid(dev.mac());
     Ok(DeviceAttr {
         fw_ver: FW_VER,
         sys_image_guid: guid,
@@ -61,22 +66,22 @@ pub(crate) fn query_device(dev: &Device, udata: Option<&Udata<'_>>) -> Result<De
         hw_ver: 0,
         page_size_cap: kernel::page::PAGE_SIZE as u64,
         max_mr_size: u64::MAX,
-        max_qp: crate::qp::MAX_QP,
-        max_qp_wr: crate::qp::MAX_QP_WR,
-        max_sge: crate::wr::MAX_SGE as u32,
+        max_qp: crate::objects::qp::MAX_QP,
+        max_qp_wr: crate::objects::qp::MAX_QP_WR,
+        max_sge: crate::queue::wr::MAX_SGE as u32,
         // A Read Request names one data sink (RFC 5040 §4.4).
         max_sge_rd: 1,
-        max_qp_rd_atom: crate::qp::MAX_RD_ATOMIC,
-        max_qp_init_rd_atom: crate::qp::MAX_RD_ATOMIC,
-        max_cq: crate::cq::MAX_CQ,
-        max_cqe: crate::cq::MAX_CQE,
-        max_mr: crate::mem::MAX_MR,
+        max_qp_rd_atom: crate::objects::qp::MAX_RD_ATOMIC,
+        max_qp_init_rd_atom: crate::objects::qp::MAX_RD_ATOMIC,
+        max_cq: crate::queue::cq::MAX_CQ,
+        max_cqe: crate::queue::cq::MAX_CQE,
+        max_mr: crate::resources::mem::MAX_MR,
         // Windows share the STag table with regions.
-        max_mw: crate::mem::MAX_MR,
-        max_srq: crate::srq::MAX_SRQ,
-        max_srq_wr: crate::srq::MAX_WR,
-        max_srq_sge: crate::wr::MAX_SGE as u32,
-        max_fast_reg_page_list_len: crate::mem::MAX_PBL,
+        max_mw: crate::resources::mem::MAX_MR,
+        max_srq: crate::objects::srq::MAX_SRQ,
+        max_srq_wr: crate::objects::srq::MAX_WR,
+        max_srq_sge: crate::queue::wr::MAX_SGE as u32,
+        max_fast_reg_page_list_len: crate::resources::mem::MAX_PBL,
         max_pd: MAX_PD,
         device_cap_flags: (bindings::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS
             | bindings::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW

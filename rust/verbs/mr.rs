@@ -3,9 +3,9 @@
 //! STags), `map_mr_sg`, type-2 memory windows.
 
 use crate::{
-    device::Device,
-    ffi::{bindings as b, mr, obj::eopnotsupp, umem::UserPages},
-    mem::{Access, Mem, MemInit, MemKind, MAX_PBL},
+    kapi::{bindings as b, mr, obj::eopnotsupp, umem::UserPages},
+    objects::device::Device,
+    resources::mem::{Access, Mem, MemInit, MemKind, MAX_PBL},
 };
 use kernel::{prelude::*, sync::Arc};
 

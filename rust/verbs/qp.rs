@@ -5,20 +5,20 @@
 
 use crate::{
     cm,
-    cq::Cq,
-    device::Device,
-    ffi::{
+    kapi::{
         av, bindings as b, mr,
         obj::eopnotsupp,
         owner::Owner,
         qp::{AtomicKind, IbQpRef, RecvWr, SendWr, SendWrOp},
         udata::Udata,
     },
-    mem::{Access, Mem},
-    qp::{PathMod, Qp, QpCaps, QpInit, QpModify, QpState, MAX_QP_WR},
-    srq::Srq,
-    uqueue::{self, UserRq, UserSq},
-    wr::{RecvWqe, SendOp, SendWqe, Sge, MAX_INLINE, MAX_SGE},
+    objects::device::Device,
+    objects::qp::{PathMod, Qp, QpCaps, QpInit, QpModify, QpState, MAX_QP_WR},
+    objects::srq::Srq,
+    queue::cq::Cq,
+    queue::uqueue::{self, UserRq, UserSq},
+    queue::wr::{RecvWqe, SendOp, SendWqe, Sge, MAX_INLINE, MAX_SGE},
+    resources::mem::{Access, Mem},
 };
 use kernel::{prelude::*, sync::Arc};
 
@@ -185,7 +185,7 @@ pub(crate) fn query(qp: &Qp, attr: &mut b::ib_qp_attr, init: &mut b::ib_qp_init_
     attr.qkey = path.qkey;
     av::set(&qp.ib(), attr, &path.av);
     caps_to(&caps, &mut attr.cap);
-    crate::ffi::qp::query_init(&qp.ib(), init);
+    crate::kapi::qp::query_init(&qp.ib(), init);
     init.qp_type = b::ib_qp_type_IB_QPT_RC;
     init.sq_sig_type = if qp.sig_all() {
         b::ib_sig_type_IB_SIGNAL_ALL_WR

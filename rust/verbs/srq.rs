@@ -4,10 +4,10 @@
 
 use super::qp::recv_wqe;
 use crate::{
-    device::Device,
-    ffi::{bindings as b, obj::eopnotsupp, qp::RecvWr, srq::IbSrqRef, udata::Udata},
-    srq::{Srq, SrqAttr},
-    uqueue::{self, UserRq},
+    kapi::{bindings as b, obj::eopnotsupp, qp::RecvWr, srq::IbSrqRef, udata::Udata},
+    objects::device::Device,
+    objects::srq::{Srq, SrqAttr},
+    queue::uqueue::{self, UserRq},
 };
 use kernel::{prelude::*, sync::Arc};
 

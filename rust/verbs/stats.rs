@@ -4,10 +4,10 @@
 //! entry (`rdma resource show qp -dd`).
 
 use crate::{
-    counters::{self, NAMES},
-    device::Device,
-    ffi::{hwstats::HwStats, nlres::DriverTable},
+    kapi::{hwstats::HwStats, nlres::DriverTable},
+    objects::device::Device,
     proto::mpa::Rtr,
+    resources::counters::{self, NAMES},
 };
 use kernel::{c_str, prelude::*, str::CStr};
 

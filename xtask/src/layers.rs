@@ -1,54 +1,73 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-//! The module's layers (`Documentation/module.md`): which top-level module of the crate
-//! may name which. A host test reads every `use crate::…` and `crate::…::` path of
-//! `rust/` and fails when a lower layer names a higher one, so that the layers can be
-//! read from the imports.
+//! The module's layers (`Documentation/module.md`): one folder of `rust/` per layer,
+//! and which layer may name which. A host test reads every `use crate::…` and
+//! `crate::…::` path of `rust/` and fails when a lower layer's folder names a higher
+//! one, when a folder or a loose file belongs to no layer, when a layer's folder is
+//! missing, or when a layer that forbids `unsafe` does not say so once, at the top of
+//! its `mod.rs`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The layers, top first; a module may name its own layer and those below it. A name
-/// is a top-level module of the crate, or `ffi::entry` (the `extern "C"` entries,
-/// above everything) as distinct from the rest of `ffi` (the wrappers, below the
-/// domain).
+/// The layers, top first, each with its folders under `rust/` (each the name of a
+/// top-level module of the crate); a folder may name its own layer and those below it.
 pub const LAYERS: &[(&str, &[&str])] = &[
-    ("entries", &["ffi::entry"]),
-    ("verbs", &["verbs", "driver", "link", "netdev_events"]),
+    ("entries", &["entry"]),
+    ("verbs", &["verbs"]),
     ("connection management", &["cm"]),
-    ("objects", &["device", "qp", "srq"]),
+    ("objects", &["objects"]),
     ("engine", &["engine"]),
-    (
-        "resources",
-        &[
-            "cq", "mem", "wr", "uqueue", "stream", "slots", "queue", "counters",
-        ],
-    ),
-    ("wrappers", &["ffi"]),
+    ("queues", &["queue"]),
+    ("resources", &["resources"]),
+    ("kernel wrappers", &["kapi"]),
     ("protocol core and ABI", &["proto", "abi"]),
 ];
+
+/// The layers' folders that may hold `unsafe`: the `extern "C"` entries (raw pointers
+/// from C) and the kernel wrappers. Every other layer's root file starts with
+/// [`FORBID`].
+pub const UNSAFE_FOLDERS: &[&str] = &["entry", "kapi"];
+
+/// The inner attribute that forbids `unsafe` in a layer.
+pub const FORBID: &str = "#![forbid(unsafe_code)]";
+
+/// The separate crates the module includes through `#[path]`: their own root file.
+const CRATE_ROOTS: &[(&str, &str)] = &[("proto", "src/lib.rs"), ("abi", "src/lib.rs")];
+
+/// The crate root: mod lines and `module!`, in no layer.
+const ROOT: &str = "rsiw.rs";
 
 /// Items of the crate root that are not modules (macros `#[macro_export]` puts there).
 const ROOT_ITEMS: &[&str] = &["new_irq_spinlock"];
 
-/// The layer index of module `m` (`ffi::entry` or a top-level name).
+/// The layer index of folder (top-level module) `m`.
 fn layer_of(m: &str) -> Option<usize> {
     LAYERS.iter().position(|(_, ms)| ms.contains(&m))
 }
 
-/// The module a file belongs to, from its path under `rust/`.
-fn module_of(rel: &Path) -> Option<String> {
-    let parts: Vec<String> = rel
-        .iter()
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    let first = parts.first()?.trim_end_matches(".rs").to_string();
-    if first == "ffi" && parts.get(1).map(String::as_str) == Some("entry") {
-        return Some("ffi::entry".into());
-    }
-    Some(first)
+/// The folder a file belongs to, from its path under `rust/` (`None` for a file at the
+/// root).
+fn folder_of(rel: &Path) -> Option<String> {
+    let mut parts = rel.iter();
+    let first = parts.next()?.to_string_lossy().into_owned();
+    parts.next().map(|_| first)
 }
 
-/// The top-level modules (and `ffi::entry`) a source text names through `crate::`.
+/// Whether `src` (a layer's root file) sets [`FORBID`] as an inner attribute, before
+/// its first item.
+pub fn forbids_unsafe(src: &str) -> bool {
+    for l in src.lines().map(str::trim) {
+        if l == FORBID {
+            return true;
+        }
+        if !(l.is_empty() || l.starts_with("//") || l.starts_with("#![")) {
+            return false;
+        }
+    }
+    false
+}
+
+/// The top-level modules (layer folders) a source text names through `crate::`.
 pub fn named(src: &str) -> Vec<String> {
     let mut out = Vec::new();
     // Comments say what they like.
@@ -61,7 +80,7 @@ pub fn named(src: &str) -> Vec<String> {
     while let Some(i) = rest.find("crate::") {
         rest = &rest[i + "crate::".len()..];
         if let Some(group) = rest.strip_prefix('{') {
-            // `crate::{a, b::c, ffi::{entry::x, y}}`: the top-level names of the group.
+            // `crate::{a, b::c, d::{e, f}}`: the top-level names of the group.
             let mut depth = 0usize;
             let mut item = String::new();
             for ch in group.chars() {
@@ -92,7 +111,7 @@ pub fn named(src: &str) -> Vec<String> {
     out
 }
 
-/// Records the module a path (`qp::Qp`, `ffi::{entry::…}`, `new_irq_spinlock!`) names.
+/// Records the top-level module a path (`objects::qp::Qp`, `new_irq_spinlock!`) names.
 fn push_path(out: &mut Vec<String>, path: &str) {
     let path = path.trim();
     let head: String = path
@@ -101,23 +120,6 @@ fn push_path(out: &mut Vec<String>, path: &str) {
         .collect();
     if head.is_empty() || path[head.len()..].starts_with('!') {
         // A crate-root macro, not a module.
-        return;
-    }
-    let after = path[head.len()..].trim_start();
-    if head == "ffi" {
-        let sub = after.trim_start_matches("::").trim_start();
-        // `ffi::{a, entry::b}`: each item of the group counts.
-        let items: Vec<&str> = match sub.strip_prefix('{') {
-            Some(g) => g.split(',').map(str::trim).collect(),
-            None => vec![sub],
-        };
-        for it in items {
-            out.push(if it.starts_with("entry") {
-                "ffi::entry".into()
-            } else {
-                "ffi".into()
-            });
-        }
         return;
     }
     out.push(head);
@@ -152,24 +154,67 @@ pub fn checked_root() -> PathBuf {
         .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
 }
 
-/// The violations under `root/rust`: `(file, module it names, why)`.
+/// The violations under `root/rust`, one line each.
 pub fn check(root: &Path) -> std::io::Result<Vec<String>> {
     let base = root.join("rust");
+    let mut bad = Vec::new();
+    // Every folder a layer names exists (the check cannot pass on a tree it does not
+    // see), and its root file forbids `unsafe` unless the layer may hold it.
+    for (layer, folders) in LAYERS {
+        for f in *folders {
+            let dir = base.join(f);
+            let root_file = CRATE_ROOTS
+                .iter()
+                .find(|(c, _)| c == f)
+                .map_or_else(|| dir.join("mod.rs"), |(_, r)| dir.join(r));
+            let Ok(src) = std::fs::read_to_string(&root_file) else {
+                bad.push(format!(
+                    "rust/{f}/: the folder of layer `{layer}` (xtask/src/layers.rs) has no {}",
+                    root_file
+                        .strip_prefix(&base)
+                        .unwrap_or(&root_file)
+                        .display()
+                ));
+                continue;
+            };
+            if !UNSAFE_FOLDERS.contains(f) && !forbids_unsafe(&src) {
+                bad.push(format!(
+                    "rust/{}: layer `{layer}` does not start with `{FORBID}`",
+                    root_file
+                        .strip_prefix(&base)
+                        .unwrap_or(&root_file)
+                        .display()
+                ));
+            }
+        }
+    }
+    // Every entry of `rust/` is the crate root or a layer's folder.
+    let mut unknown: BTreeMap<String, &str> = BTreeMap::new();
+    for e in std::fs::read_dir(&base)? {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.path().is_dir() {
+            if layer_of(&name).is_none() {
+                unknown.insert(name, "a folder");
+            }
+        } else if name.ends_with(".rs") && name != ROOT {
+            unknown.insert(name, "a file");
+        }
+    }
+    for (name, what) in unknown {
+        bad.push(format!(
+            "rust/{name}: {what} outside every layer's folder of xtask/src/layers.rs"
+        ));
+    }
     let mut files = Vec::new();
     sources(&base, &mut files)?;
     files.sort();
-    let mut bad = Vec::new();
-    let mut unknown: BTreeMap<String, String> = BTreeMap::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for f in files {
         let rel = f.strip_prefix(&base).unwrap_or(&f).to_path_buf();
-        let Some(m) = module_of(&rel) else { continue };
-        if m == "rsiw" {
-            continue; // the crate root declares every module
-        }
-        let Some(mine) = layer_of(&m) else {
-            unknown.insert(m.clone(), rel.display().to_string());
-            continue;
-        };
+        let Some(m) = folder_of(&rel) else { continue };
+        let Some(mine) = layer_of(&m) else { continue };
+        *seen.entry(m.clone()).or_default() += 1;
         let src = std::fs::read_to_string(&f)?;
         for n in named(&src) {
             if n == m || ROOT_ITEMS.contains(&n.as_str()) {
@@ -190,10 +235,15 @@ pub fn check(root: &Path) -> std::io::Result<Vec<String>> {
             }
         }
     }
-    for (m, f) in unknown {
-        bad.push(format!(
-            "rust/{f}: module `{m}` is in no layer of xtask/src/layers.rs"
-        ));
+    // The imports of every layer folder were read (the protocol core and ABI are
+    // separate crates, checked by their own build).
+    for (layer, folders) in LAYERS {
+        for f in *folders {
+            let own_crate = CRATE_ROOTS.iter().any(|(c, _)| c == f);
+            if !own_crate && base.join(f).is_dir() && !seen.contains_key(*f) {
+                bad.push(format!("rust/{f}/: no source of layer `{layer}` was read"));
+            }
+        }
     }
     Ok(bad)
 }
@@ -204,33 +254,134 @@ mod tests {
 
     #[test]
     fn paths_name_their_top_level_module() {
-        let src = "use crate::{\n    cq::{Cq, Cqe}, // crate::verbs in a comment\n    ffi::{bindings, entry::x},\n    new_irq_spinlock,\n};\nfn f() { crate::qp::Qp::new(); crate::new_irq_spinlock!(); }\n";
+        let src = "use crate::{\n    queue::cq::{Cq, Cqe}, // crate::verbs in a comment\n    kapi::{bindings, lock::x},\n    new_irq_spinlock,\n};\nfn f() { crate::objects::qp::Qp::new(); crate::new_irq_spinlock!(); }\n";
         assert_eq!(
             named(src),
-            vec!["cq", "ffi", "ffi::entry", "new_irq_spinlock", "qp"]
+            vec!["kapi", "new_irq_spinlock", "objects", "queue"]
         );
+    }
+
+    #[test]
+    fn forbid_is_an_inner_attribute_before_any_item() {
+        assert!(forbids_unsafe(
+            "// SPDX\n//! Doc.\n\n#![forbid(unsafe_code)]\n\nmod a;\n"
+        ));
+        assert!(!forbids_unsafe(
+            "//! Doc.\n\nmod a;\n#![forbid(unsafe_code)]\n"
+        ));
+        assert!(!forbids_unsafe(
+            "//! Doc.\n#[forbid(unsafe_code)]\nmod a;\n"
+        ));
+    }
+
+    /// A tree with every layer's folder, each root file as the layer wants it, then
+    /// `files` written (`(path under rust/, text)`) and the folders `gone` removed.
+    /// Returns the violations `check` finds.
+    fn check_tree(name: &str, files: &[(&str, &str)], gone: &[&str]) -> Vec<String> {
+        let dir = std::env::temp_dir().join(format!("rsiw-layers-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let rust = dir.join("rust");
+        let mut all = vec![(ROOT.to_string(), "mod engine;\n")];
+        for f in LAYERS.iter().flat_map(|(_, fs)| fs.iter()) {
+            let root = CRATE_ROOTS
+                .iter()
+                .find(|(c, _)| c == f)
+                .map_or_else(|| format!("{f}/mod.rs"), |(_, r)| format!("{f}/{r}"));
+            let text = if UNSAFE_FOLDERS.contains(f) {
+                "//! Unsafe allowed.\n"
+            } else {
+                "//! A layer.\n\n#![forbid(unsafe_code)]\n"
+            };
+            all.push((root, text));
+        }
+        all.extend(files.iter().map(|(p, t)| (p.to_string(), *t)));
+        for (p, t) in all {
+            let p = rust.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, t).unwrap();
+        }
+        for g in gone {
+            std::fs::remove_dir_all(rust.join(g)).unwrap();
+        }
+        let bad = check(&dir).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        bad
+    }
+
+    /// `bad` holds exactly one line per entry of `want`, each containing it.
+    fn assert_found(bad: &[String], want: &[&str]) {
+        assert_eq!(bad.len(), want.len(), "{bad:?}");
+        for (b, w) in bad.iter().zip(want) {
+            assert!(b.contains(w), "{bad:?} lacks {w}");
+        }
+    }
+
+    #[test]
+    fn a_well_formed_tree_passes() {
+        let bad = check_tree(
+            "ok",
+            &[("engine/rx.rs", "use crate::queue::cq::Cq;\n")],
+            &[],
+        );
+        assert_found(&bad, &[]);
     }
 
     #[test]
     fn a_lower_layer_naming_a_higher_one_is_caught() {
-        let dir = std::env::temp_dir().join(format!("rsiw-layers-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("rust/engine")).unwrap();
-        std::fs::write(dir.join("rust/engine/mod.rs"), "use crate::qp::Qp;\n").unwrap();
-        std::fs::write(dir.join("rust/qp.rs"), "use crate::engine::Conn;\n").unwrap();
-        let bad = check(&dir).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(bad.len(), 1, "{bad:?}");
-        assert!(
-            bad[0].contains("`engine` (engine) names `qp` (objects)"),
-            "{bad:?}"
+        let files = [
+            ("engine/rx.rs", "use crate::objects::qp::Qp;\n"),
+            ("objects/qp.rs", "use crate::engine::Conn;\n"),
+            ("kapi/sock.rs", "fn f() { crate::entry::cm::x(); }\n"),
+        ];
+        assert_found(
+            &check_tree("up", &files, &[]),
+            &[
+                "rust/engine/rx.rs: `engine` (engine) names `objects` (objects)",
+                "rust/kapi/sock.rs: `kapi` (kernel wrappers) names `entry` (entries)",
+            ],
         );
     }
 
-    /// The module as it is: no lower layer names a higher one.
+    #[test]
+    fn a_missing_layer_folder_is_caught() {
+        assert_found(
+            &check_tree("missing", &[], &["queue"]),
+            &["rust/queue/: the folder of layer `queues`"],
+        );
+    }
+
+    #[test]
+    fn a_file_or_folder_outside_the_layers_is_caught() {
+        let files = [
+            ("cq.rs", "use crate::verbs::x;\n"),
+            ("misc/mod.rs", "//! x\n"),
+        ];
+        assert_found(
+            &check_tree("loose", &files, &[]),
+            &["rust/cq.rs: a file outside", "rust/misc: a folder outside"],
+        );
+    }
+
+    #[test]
+    fn a_layer_without_forbid_is_caught() {
+        let files = [("resources/mod.rs", "//! No forbid.\nmod mem;\n")];
+        assert_found(
+            &check_tree("forbid", &files, &[]),
+            &["rust/resources/mod.rs: layer `resources` does not start with"],
+        );
+    }
+
+    /// The module as it is: every layer's folder present, no lower layer names a
+    /// higher one, every layer but the entries and wrappers forbids `unsafe`.
     #[test]
     fn module_layers() {
-        let bad = check(&checked_root()).unwrap();
+        let root = checked_root();
+        for (_, folders) in LAYERS {
+            for f in *folders {
+                assert!(root.join("rust").join(f).is_dir(), "rust/{f} missing");
+            }
+        }
+        let bad = check(&root).unwrap();
         assert!(bad.is_empty(), "layer violations:\n{}", bad.join("\n"));
     }
 }

@@ -36,7 +36,7 @@ fn build(ctx: &Ctx, k: &Kernel, background: bool) -> Result<Vec<String>> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     crate::module::copy_sources(&ctx.root, &dir)?;
     // Generated bindings are not sources: never copy a stale one.
-    let _ = std::fs::remove_file(dir.join("rust/ffi/bindings_generated.rs"));
+    let _ = std::fs::remove_file(dir.join("rust/kapi/bindings_generated.rs"));
     let mut cmd = crate::cmd::maybe_idle("make", background);
     cmd.current_dir(&dir)
         .arg(format!("KDIR={}", k.kdir.display()))

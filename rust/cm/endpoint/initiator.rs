@@ -20,7 +20,7 @@ impl Endpoint {
             write: true,
             read: true,
         };
-        let p = iwcm::params();
+        let p = params::cm();
         let local = our_params(ird, ord, p.peer_to_peer.then_some(rtr));
         let mut inner = self.inner.lock();
         let started = match &inner.cm_id {
@@ -83,7 +83,7 @@ impl Endpoint {
                 self.set_launched();
                 {
                     let _inner = self.inner.lock();
-                    self.new_deadline(iwcm::params().timeout_ms);
+                    self.new_deadline(params::cm().timeout_ms);
                 }
                 self.await_reply(init)
             }

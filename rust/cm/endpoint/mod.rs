@@ -16,15 +16,16 @@ use super::{
     Admit, Listener, PRIVILEGED_PORTS, QP_PEER_PENDING,
 };
 use crate::{
-    counters::{Counter, PortCounters},
-    device::Device,
-    ffi::{
+    kapi::{
         deadline::{Deadline, Expire},
-        iwcm::{self, CmId, CmIdRef, ConnParam, Event, EventData},
+        iwcm::{CmId, CmIdRef, ConnParam, Event, EventData},
+        params,
         sock::{cm_queue, errno, InAddr, Socket, Watch},
     },
+    objects::device::Device,
     proto::mpa::{self, FrameKind, FrameRepr, LocalParams, MpaError, Revision, RtrSet},
-    stream::{Stream, StreamOwner},
+    resources::counters::{Counter, PortCounters},
+    resources::stream::{Stream, StreamOwner},
 };
 use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::{
@@ -68,7 +69,7 @@ mod warn {
     pub(super) const PORT: u32 = 5;
     /// More QP connections in setup from one peer than `QP_PEER_PENDING`.
     pub(super) const PEER: u32 = 6;
-    const _: () = assert!(PEER < crate::ffi::sock::WARN_CLASSES);
+    const _: () = assert!(PEER < crate::kapi::sock::WARN_CLASSES);
 }
 
 /// A connection in MPA setup whose socket reports to the endpoint. Dropping
@@ -269,7 +270,7 @@ impl WorkItem for Endpoint {
 /// parameters say, Markers inserted for a peer that asks for them (its M bit,
 /// RFC 5044 §7.1.2; the Markers of §4.3), the given IRD/ORD and RTR offer.
 fn our_params(ird: u16, ord: u16, p2p: Option<RtrSet>) -> LocalParams {
-    let p = iwcm::params();
+    let p = params::cm();
     LocalParams {
         rev: Revision::Rev2,
         crc: p.crc,
@@ -377,7 +378,7 @@ impl Endpoint {
         };
         let ep = Self::new(phase, Some(id.get()), dev.counters())?;
         ep.schedule();
-        ep.wait_launched(iwcm::params().timeout_ms);
+        ep.wait_launched(params::cm().timeout_ms);
         Ok(())
     }
 
@@ -390,10 +391,10 @@ impl Endpoint {
     /// Waits (process context) until [`Self::set_launched`], at most `ms`
     /// milliseconds, and not past a signal.
     fn wait_launched(&self, ms: u32) {
-        let until = crate::ffi::deadline::now_ms() + i64::from(ms);
+        let until = crate::kapi::deadline::now_ms() + i64::from(ms);
         let mut g = self.launched.lock();
         while !*g {
-            let left = until - crate::ffi::deadline::now_ms();
+            let left = until - crate::kapi::deadline::now_ms();
             let Ok(left) = u32::try_from(left) else { break };
             if left == 0 {
                 break;
@@ -411,7 +412,7 @@ impl Endpoint {
     /// work item as it arrives, within `mpa_timeout_ms`. Beyond
     /// `mpa_max_pending` connections in setup on the listener it is reset.
     pub(crate) fn start_responder(sock: Socket, listener: Arc<Listener>) -> Result {
-        let p = iwcm::params();
+        let p = params::cm();
         // Bounds the Reply and Reject sends of `iw_accept`/`iw_reject`, which
         // a fresh connection's empty send buffer takes at once anyway.
         sock.set_timeout(p.timeout_ms);

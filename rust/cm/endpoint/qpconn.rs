@@ -10,9 +10,9 @@
 
 use super::{initiator::connect_status, *};
 use crate::{
-    ffi::deadline::now_ms,
+    kapi::deadline::now_ms,
+    objects::qp::{Attempt, Claim, Job, Qp},
     proto::qpconn::{ConnData, Given, Mismatch},
-    qp::{Attempt, Claim, Job, Qp},
 };
 use kernel::str::CStr;
 
@@ -50,7 +50,7 @@ impl Endpoint {
     /// caller schedules it) or the passive side's wait, whose deadline is
     /// armed here.
     pub(crate) fn start_qp(qp: &Arc<Qp>, job: Job) -> Result<Arc<Self>> {
-        let timeout = iwcm::params().qp_timeout_ms;
+        let timeout = params::cm().qp_timeout_ms;
         let phase = if job.target.active {
             Phase::QpConnect
         } else {
@@ -128,7 +128,7 @@ impl Endpoint {
                 }
             }
         };
-        let p = iwcm::params();
+        let p = params::cm();
         let peer = InAddr {
             port: p.qp_port,
             ..job.target.peer
@@ -404,7 +404,7 @@ impl Endpoint {
     ) {
         let mut inner = self.inner.lock();
         if first {
-            self.new_deadline(iwcm::params().qp_timeout_ms);
+            self.new_deadline(params::cm().qp_timeout_ms);
         }
         inner.phase = Phase::Parked {
             sock,
@@ -493,7 +493,7 @@ impl Endpoint {
         self.close_request();
         listener.forget(self);
         let local = LocalParams {
-            crc: iwcm::params().crc,
+            crc: params::cm().crc,
             ..LocalParams::default()
         };
         let _ = mpa_io::write(&sock, &mpa::reject_reply(&local, rev, &[]));

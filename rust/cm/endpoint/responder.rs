@@ -125,7 +125,7 @@ impl Endpoint {
             return;
         }
         // A request nobody answers does not hold its connection for ever.
-        self.new_deadline(iwcm::params().accept_timeout_ms);
+        self.new_deadline(params::cm().accept_timeout_ms);
     }
 
     /// Work: a reported request that was neither accepted nor rejected

@@ -7,8 +7,7 @@
 use super::{Done, Msg, Src, TxState, FRAME_EXTRA, LARGE_PAYLOAD, MAX_HEADERS, WIRE_BATCH};
 use crate::{
     engine::Engine,
-    ffi::{crc::KernelCrc32c, zc::Segs},
-    mem::MemError,
+    kapi::{crc::KernelCrc32c, zc::Segs},
     proto::{
         crc::Crc32c,
         fpdu::{MARKER_INTERVAL, MARKER_LEN},
@@ -16,6 +15,7 @@ use crate::{
         terminate::TerminateRepr,
         tx::FpduOut,
     },
+    resources::mem::MemError,
 };
 use core::{ops::Range, sync::atomic::Ordering};
 use kernel::alloc::{flags::GFP_KERNEL, KVVec};

@@ -9,17 +9,17 @@ mod sq;
 
 use super::{Engine, Inbound, Local, Outbound, Phase};
 use crate::{
-    counters::Counter,
-    cq::WcStatus,
-    ffi::zc::{self, PageRef, Seg, Segs},
-    mem::{Checked, MemError},
+    kapi::zc::{self, PageRef, Seg, Segs},
     proto::{
         mpa::Rtr,
         rdmap::{AtomicResponse, Header, Opcode, ReadRequest},
         terminate::{TermCause, TerminateRepr},
         tx::{TxFramer, TxMessage},
     },
-    wr::MAX_INLINE,
+    queue::cq::WcStatus,
+    queue::wr::MAX_INLINE,
+    resources::counters::Counter,
+    resources::mem::{Checked, MemError},
 };
 use frame::{terminate_msg, FrameError};
 use kernel::{alloc::KVVec, prelude::*, sync::Arc};
@@ -34,7 +34,7 @@ const MAX_HEADERS: usize = 18 + 28;
 /// ULPDU_Length. TCP cuts it into segments (GSO), as it does any long write.
 const LARGE_PAYLOAD: u32 = 15 * 4096;
 // A large FPDU of one SGE goes zero-copy, page-aligned or not.
-const _: () = assert!(crate::ffi::zc::MAX_SEGS >= LARGE_PAYLOAD as usize / 4096 + 2);
+const _: () = assert!(crate::kapi::zc::MAX_SEGS >= LARGE_PAYLOAD as usize / 4096 + 2);
 /// Further room for small FPDUs framed behind the first and handed to the
 /// socket in one call (`Engine::coalesce`).
 const COALESCE_ROOM: usize = 4096;
@@ -62,7 +62,7 @@ const WIRE_BATCH: usize = 2048;
 /// goes, small ones coalesced behind it). A message of this size or less
 /// (a latency test's, an Atomic's) is sent before the doorbell returns, with
 /// no work-item hop; a bulk stream moves to the work item, on another CPU
-/// (`shim_wq.c`), and the loopback receive it causes runs there, not on the
+/// (`kapi/wq.c`), and the loopback receive it causes runs there, not on the
 /// poster's CPU, where it would wait for the poster or keep it from posting.
 /// As `rx::BULK_PAYLOAD`.
 const POSTER_BYTES: usize = 16 * 1024;
@@ -249,7 +249,7 @@ impl TxState {
             hlen: 0,
             zc: Segs::new(),
             zc_len: 0,
-            zc_min: zc::min_len(),
+            zc_min: crate::kapi::params::zc_min(),
             sent: 0,
             cur: None,
             after: Done::Nothing,

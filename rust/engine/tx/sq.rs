@@ -6,16 +6,16 @@
 
 use super::{Done, Msg, Src, TxState};
 use crate::{
-    counters::Counter,
-    cq::WcStatus,
     engine::{local, AtomicSink, Engine, Local, Outbound, Untaken},
-    mem::Access,
     proto::{
         atomic::{AOpCode, AtomicFields},
         rdmap::{AtomicRequest, Header, Opcode, ReadRequest},
         tx::TxMessage,
     },
-    wr::{SendOp, SendWqe},
+    queue::cq::WcStatus,
+    queue::wr::{SendOp, SendWqe},
+    resources::counters::Counter,
+    resources::mem::Access,
 };
 use core::sync::atomic::Ordering;
 use kernel::{prelude::*, sync::Arc};

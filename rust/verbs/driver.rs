@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//! The module's lifetime: registration at load, unregistration of every rsiw
+//! device at unload.
+
+use crate::{abi, kapi::registration::Registration, objects::device::Device};
+use kernel::prelude::*;
+
+/// The loaded module.
+pub(crate) struct RsiwModule {
+    _registration: Registration<Device>,
+}
+
+impl kernel::Module for RsiwModule {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let registration = Registration::new()?;
+        pr_info!("loaded, user ABI {}\n", abi::ABI_VERSION);
+        Ok(Self {
+            _registration: registration,
+        })
+    }
+}
