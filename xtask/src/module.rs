@@ -172,6 +172,10 @@ pub fn copy_sources(root: &Path, dst: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Copies the sources under `src` to `dst` (each file only when it changed) and
+/// removes from `dst` what the source tree no longer has: a source file moved or
+/// deleted upstream (a stale `queue.rs` beside a new `queue/mod.rs` breaks the
+/// build), a folder gone with everything built in it.
 pub fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
     if src.is_dir() {
         if src.file_name().is_some_and(|n| n == "target") {
@@ -182,22 +186,37 @@ pub fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
             let e = e?;
             copy_tree(&e.path(), &dst.join(e.file_name()))?;
         }
-    } else if src
-        .extension()
+        prune(src, dst)?;
+    } else if is_source(src) && std::fs::read(src).ok() != std::fs::read(dst).ok() {
+        std::fs::copy(src, dst).with_context(|| format!("copying {}", src.display()))?;
+    }
+    Ok(())
+}
+
+/// A file `copy_tree` copies. Generated bindings are not sources: never copy a
+/// stale one.
+fn is_source(p: &Path) -> bool {
+    let named = |n: &str| p.file_name().is_some_and(|f| f == n);
+    (p.extension()
         .is_some_and(|x| x == "rs" || x == "c" || x == "h" || x == "sh" || x == "toml")
-        || src
-            .file_name()
-            .is_some_and(|n| n == "Kbuild" || n == "Makefile")
-    {
-        // Generated bindings are not sources: never copy a stale one.
-        if src
-            .file_name()
-            .is_some_and(|n| n == "bindings_generated.rs")
-        {
-            return Ok(());
+        || named("Kbuild")
+        || named("Makefile"))
+        && !named("bindings_generated.rs")
+}
+
+/// Removes the entries of `dst` whose counterpart in `src` is gone: folders
+/// whole, files only if they are sources (what the build made beside them stays).
+fn prune(src: &Path, dst: &Path) -> Result<()> {
+    for e in std::fs::read_dir(dst).with_context(|| format!("reading {}", dst.display()))? {
+        let d = e?.path();
+        let Some(name) = d.file_name() else { continue };
+        if src.join(name).exists() {
+            continue;
         }
-        if std::fs::read(src).ok() != std::fs::read(dst).ok() {
-            std::fs::copy(src, dst).with_context(|| format!("copying {}", src.display()))?;
+        if d.is_dir() {
+            std::fs::remove_dir_all(&d).with_context(|| format!("removing {}", d.display()))?;
+        } else if is_source(&d) {
+            std::fs::remove_file(&d).with_context(|| format!("removing {}", d.display()))?;
         }
     }
     Ok(())
