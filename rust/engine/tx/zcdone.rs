@@ -22,65 +22,78 @@ use kernel::{alloc::flags::GFP_KERNEL, prelude::*, sync::Arc};
 /// completions can lag behind TCP.
 const ZC_WAIT: usize = 16;
 
-type Waiting = [Option<(u64, ZcBuf)>; ZC_WAIT];
-
-/// The trackers of a connection's zero-copy messages.
-pub(super) struct ZcTrack {
+/// What a QP that sent zero-copy tracks.
+struct Inner {
     /// The message being sent (its WQE `seq`).
     cur: Option<(u64, ZcBuf)>,
-    /// Sent messages, their pages not yet released; allocated with the
-    /// first zero-copy message (a QP that copies pays nothing).
-    wait: Option<KBox<Waiting>>,
+    /// Sent messages, their pages not yet released.
+    wait: [Option<(u64, ZcBuf)>; ZC_WAIT],
 }
+
+/// The trackers of a connection's zero-copy messages, allocated with the
+/// first one: a QP that copies pays one pointer (and `Engine::build`'s
+/// stack frame, which holds the TX state, stays small).
+pub(super) struct ZcTrack(Option<KBox<Inner>>);
 
 impl ZcTrack {
     pub(super) fn new() -> Self {
-        Self {
-            cur: None,
-            wait: None,
-        }
+        Self(None)
     }
 
     fn waiting(&mut self) -> impl Iterator<Item = &mut Option<(u64, ZcBuf)>> {
-        self.wait.iter_mut().flat_map(|w| w.iter_mut())
+        self.0.iter_mut().flat_map(|i| i.wait.iter_mut())
     }
 
     /// The tracker of the message in progress, if it goes zero-copy.
     pub(super) fn cur(&self) -> Option<&ZcBuf> {
-        self.cur.as_ref().map(|(_, z)| z)
+        self.0.as_ref()?.cur.as_ref().map(|(_, z)| z)
     }
 
-    /// A slot for one more message (the array allocated if need be, in
-    /// TX's process context).
+    fn cur_seq(&self) -> Option<u64> {
+        self.0.as_ref()?.cur.as_ref().map(|(s, _)| *s)
+    }
+
+    /// A slot for one more message (allocated if need be, in TX's process
+    /// context).
     fn free_slot(&mut self) -> bool {
-        if self.wait.is_none() {
-            self.wait = KBox::new(core::array::from_fn(|_| None), GFP_KERNEL).ok();
+        if self.0.is_none() {
+            let inner = Inner {
+                cur: None,
+                wait: core::array::from_fn(|_| None),
+            };
+            self.0 = KBox::new(inner, GFP_KERNEL).ok();
         }
         self.waiting().any(|w| w.is_none())
+    }
+
+    /// `seq` is the message in progress, tracked by `z` (after
+    /// `free_slot`).
+    fn start(&mut self, seq: u64, z: ZcBuf) {
+        if let Some(i) = &mut self.0 {
+            i.cur = Some((seq, z));
+        }
     }
 
     /// The message in progress is sent, or abandoned: no more pages go
     /// under its tracker, which waits for TCP's release.
     pub(super) fn end_cur(&mut self) {
-        let Some((seq, mut z)) = self.cur.take() else {
+        let Some(i) = &mut self.0 else { return };
+        let Some((seq, mut z)) = i.cur.take() else {
             return;
         };
         z.sent();
         // A slot was free when the tracker was made, and only `end_cur`
         // fills one.
-        if let Some(slot) = self.waiting().find(|w| w.is_none()) {
+        if let Some(slot) = i.wait.iter_mut().find(|w| w.is_none()) {
             *slot = Some((seq, z));
         }
     }
 
     /// Some tracker is not released yet.
     pub(super) fn pending(&self) -> bool {
-        self.cur.is_some()
-            || self
-                .wait
-                .iter()
-                .flat_map(|w| w.iter().flatten())
-                .any(|(_, z)| !z.released())
+        self.0.as_ref().is_some_and(|i| {
+            i.cur.is_some() || i.wait.iter().flatten().any(|(_, z)| !z.released())
+        })
     }
 }
 
@@ -89,8 +102,8 @@ impl Engine {
     /// it has a tracker (made here for a new message, the WQE held from
     /// then on); false: copy it.
     pub(super) fn zc_track(&self, zct: &mut ZcTrack, seq: u64) -> bool {
-        if let Some((s, _)) = &zct.cur {
-            if *s == seq {
+        if let Some(s) = zct.cur_seq() {
+            if s == seq {
                 return true;
             }
             zct.end_cur();
@@ -104,7 +117,7 @@ impl Engine {
         self.qp.sq_hold(seq, true);
         self.zc_held.fetch_add(1, Ordering::AcqRel);
         self.ctr.inc(Counter::TxZcopyHeld);
-        zct.cur = Some((seq, z));
+        zct.start(seq, z);
         true
     }
 
