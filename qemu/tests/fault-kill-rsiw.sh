@@ -9,6 +9,9 @@
 # until the client has reported verified rounds with no wrong byte, `kill -9` of both
 # ends at once, `rdma link delete rsiw0`, `rmmod rsiw`. Every step must succeed in
 # every round; KASAN, lockdep and kmemleak judge the rest (a splat fails the run).
+# Even rounds load the module with tx_zcopy_min=4096 and move 64 KiB per operation:
+# the Writes and Sends go zero-copy (a 4 KiB one fits one FPDU and is framed behind
+# others, copied), so the kill tears down QPs whose WQEs wait for TCP's release.
 # Memory is compared between the end of the first round and the end of the last.
 . /rsiw/lib.sh
 setup_net
@@ -28,16 +31,25 @@ traffic_seen() {
 
 # round I: one round; prints what failed and returns 1, or returns 0.
 round() {
-    modprobe rsiw || { echo "round $1: modprobe failed"; return 1; }
+    zc=
+    size=4096
+    [ $(($1 % 2)) -eq 0 ] && zc=tx_zcopy_min=4096 size=65536
+    modprobe rsiw $zc || { echo "round $1: modprobe $zc failed"; return 1; }
     rdma link add $D type rsiw netdev eth0 || { echo "round $1: link add failed"; return 1; }
     rsiw-load server 10.0.2.15:$P > /tmp/kill-server.log 2>&1 &
     k_server=$!
     k_rc=0
     if wait_tcp_listen $P; then
-        rsiw-load client 10.0.2.15:$P --conns 4 --seconds 900 --expect-failure --report 1 \
+        rsiw-load client 10.0.2.15:$P --conns 4 --size $size --seconds 900 --expect-failure --report 1 \
             > /tmp/kill-client.log 2>&1 &
         k_client=$!
         retry 120 traffic_seen || { echo "round $1: no verified traffic: $(progress)"; k_rc=1; }
+        if [ -n "$zc" ]; then
+            held=$(rdma statistic show link $D/1 | tr -s ' ' '\n' |
+                awk 'prev == "tx_zcopy_held" { print; exit } { prev = $0 }')
+            echo "round $1: tx_zcopy_held ${held:-none}"
+            [ "${held:-0}" -gt 0 ] || { echo "round $1: nothing went zero-copy"; k_rc=1; }
+        fi
         kill -9 $k_client $k_server
         wait $k_client
         wait $k_server

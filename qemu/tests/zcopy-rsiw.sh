@@ -6,8 +6,9 @@
 # Transmit from pinned user pages on rsiw0: rping -V with 65000-byte buffers
 # (rping allows less than 64 KiB; RDMA Read Responses and Writes) with the
 # default, tx_zcopy_min=0, which copies every payload; then with zero-copy
-# opted in (tx_zcopy_min=4096: sent by page reference with the MPA CRC computed
-# over the pages and checked by the receiving rsiw) at 65000 and 5000 bytes.
+# on (tx_zcopy_min=4096: Writes sent by page reference with the MPA CRC computed
+# over the pages and checked by the receiving rsiw, each completing once TCP has
+# released its pages, as the tx_zcopy_held counter shows) at 65000 and 5000 bytes.
 . /rsiw/lib.sh
 setup_net
 D=rsiw0
@@ -35,11 +36,18 @@ rping_sized() {
 	check_no_output "$1: no data mismatch, no Terminate" 'mismatch|TERMINATE|error' cat /tmp/zc-client.log /tmp/zc-server.log
 }
 
+stats_save "$D" /tmp/zc-stats
 rping_sized "copy (default)" 65000
+check_output "copy: nothing went by page reference (tx_zcopy_held)" '^0$' stat_delta "$D" /tmp/zc-stats tx_zcopy_held
 echo 4096 > "$P"
 check_output "tx_zcopy_min=4096 (zero-copy opted in)" '^4096$' cat "$P"
+stats_save "$D" /tmp/zc-stats
 rping_sized "zero-copy" 65000
 rping_sized "zero-copy, odd size" 5000
+held=$(stat_delta "$D" /tmp/zc-stats tx_zcopy_held)
+# rping -V: each ping's RDMA Write of the start buffer, both sizes.
+check "zero-copy: the Writes went by page reference, each completed after TCP's release (tx_zcopy_held +$held)" \
+    [ "${held:-0}" -ge $((2 * COUNT)) ]
 echo 0 > "$P"
 
 check_no_output "no QP left behind" '[0-9]' sh -c "rdma resource show qp | grep -w $D | grep -v '^$'"

@@ -173,6 +173,9 @@ pub(crate) struct Engine {
     busy: AtomicU32,
     /// `quiesce` waits for `busy` to reach 0: `unbusy` wakes it.
     quiescing: AtomicBool,
+    /// WQEs held in the SQ until TCP releases their zero-copy pages
+    /// (`tx/zcdone.rs`).
+    zc_held: AtomicU32,
     /// Inbound Read and Atomic Requests accepted and not yet answered
     /// (queued in `Shared::irq` or being framed): at most IRD (RFC 5040
     /// §6.5, RFC 7306 §5.2.2 rule 4). RX adds (one RX at a time, under
@@ -300,6 +303,7 @@ impl Engine {
                 stopped: AtomicBool::new(false),
                 busy: AtomicU32::new(0),
                 quiescing: AtomicBool::new(false),
+                zc_held: AtomicU32::new(0),
                 inbound: AtomicU32::new(0),
                 tx_cpu: NEXT_TX_CPU.fetch_add(1, Ordering::Relaxed),
                 waited: AtomicBool::new(false),
@@ -441,6 +445,8 @@ impl StreamConsumer for Conn {
 
     fn write_space(&self) {
         self.eng.kick();
+        // Also a zero-copy release: it must reach TX after the close too.
+        self.eng.zc_kick();
     }
 
     fn closed(&self, abortive: bool) {
@@ -607,7 +613,16 @@ impl Engine {
 
     /// `Conn::flush`: fails every unfinished in-flight WQE, drops the
     /// request queues, completes the receive in progress.
-    fn flush(&self) {
+    fn flush(self: &Arc<Self>) {
+        // WQEs held for TCP's release of their zero-copy pages complete
+        // only then (`tx/zcdone.rs`): a QP in ERROR sends nothing more, so
+        // the stream is reset (after a pending Terminate), which purges
+        // TCP's queue and releases them, instead of waiting for a peer that
+        // may keep its window shut.
+        if self.zc_held.load(Ordering::Acquire) > 0 {
+            self.request_close(true, None);
+            self.kick();
+        }
         // RX first: once it is dead nothing more is placed, so no sink of a
         // WQE completed below (a Read's, a receive's) is written after its
         // flush completion.
@@ -656,6 +671,9 @@ impl Engine {
             let _ = self.idle_cv.wait_interruptible_timeout(&mut g, 2);
         }
         drop(g);
+        // Before the detach: a release still kicks through the callbacks
+        // until then, and the reset below needs the socket.
+        self.zc_drain();
         self.stream.detach();
         // Region references of a message TX was sending.
         self.tx.lock().reset();

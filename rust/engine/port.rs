@@ -43,6 +43,9 @@ pub(crate) trait QpPort: Send + Sync {
     fn sq_grow(&self) -> kernel::error::Result;
     /// The taken WQE `seq` ended with `status` (a flushed one keeps its own).
     fn sq_finish(&self, seq: u64, status: WcStatus, byte_len: Option<u32>);
+    /// While `held`, the taken WQE `seq` does not complete (success or
+    /// flush): TCP may still read its zero-copy pages.
+    fn sq_hold(&self, seq: u64, held: bool);
     /// The oldest unfinished taken WQE gets `status` (a peer's Terminate).
     fn sq_fail_oldest(&self, status: WcStatus);
     /// Completes finished taken WQEs in SQ order; true if one failed.

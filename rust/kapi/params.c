@@ -68,7 +68,7 @@ void rsiw_shim_cm_params(struct rsiw_cm_params *p)
 
 static unsigned int tx_zcopy_min;
 module_param(tx_zcopy_min, uint, 0644);
-MODULE_PARM_DESC(tx_zcopy_min, "0 (default): every payload is copied into the socket. N > 0 opts in to zero-copy: a Send, Write or Read Response of at least N payload bytes from pinned user memory goes to TCP by page reference (MSG_SPLICE_PAGES). Opting in gives up a guarantee: its work request completes, and dereg_mr or an invalidation of its region returns, while TCP may still read the application's pages (first transmission behind a peer's closed window, every retransmission, a loopback receiver's queue), so octets the application writes there afterwards can reach the peer (a retransmission then also carries a CRC over the old octets). Kernel consumers' buffers are always copied. Applies to connections established afterwards");
+MODULE_PARM_DESC(tx_zcopy_min, "0 (default): every payload is copied into the socket. N > 0: a Send or Write of at least N payload bytes from pinned user memory goes to TCP by page reference (MSG_ZEROCOPY), and its work request completes only once TCP has released the pages (acknowledged, or purged by a reset), so nothing the application writes after the completion reaches the wire; its completion (and those behind it) then waits for the peer's acknowledgement. Read Responses and kernel consumers' buffers are always copied. Applies to connections established afterwards");
 
 unsigned int rsiw_shim_zc_min(void)
 {

@@ -477,6 +477,15 @@ static void rsiw_ctx_call(struct sock *sk, void (*fn)(const void *ctx))
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
+/*
+ * Wakes the stream's TX as write space does (zero-copy pages released); any
+ * context.
+ */
+void rsiw_sock_kick_tx(struct sock *sk)
+{
+	rsiw_ctx_call(sk, rsiw_rust_stream_write_space);
+}
+
 /* Listening socket: a connection is ready to accept. Softirq. */
 static void rsiw_listen_data_ready(struct sock *sk)
 {

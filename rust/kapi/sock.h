@@ -56,6 +56,9 @@ static inline int rsiw_sock_send_flags(bool more)
 	return more ? MSG_MORE : MSG_EOR;
 }
 
+/* Wakes a watched stream's TX (zc.c: its pages released); any context. */
+void rsiw_sock_kick_tx(struct sock *sk);
+
 /* --- CM work queue (sock.rs) --- */
 int rsiw_shim_cm_init(void);
 void rsiw_shim_cm_exit(void);

@@ -1,22 +1,137 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rsiw zero-copy transmit, opted into with tx_zcopy_min: sends payload pages
- * by reference with MSG_SPLICE_PAGES (TCP takes its own page references, so a
- * page stays allocated for retransmission after the work request completed
- * and the region was unpinned), and computes the MPA CRC (RFC 5044 §4.4) over
- * them. An FPDU's framing octets go in the same call, from a page fragment of
- * their own. TCP reads the pages when it transmits, which can be after the
- * completion: what the application writes there afterwards can reach the
- * wire, hence copy by default.
+ * rsiw zero-copy transmit (tx_zcopy_min): sends payload pages by reference
+ * and computes the MPA CRC (RFC 5044 §4.4) over them. An FPDU's framing
+ * octets go in the same call, from a page fragment of their own.
+ *
+ * TCP reads the pages whenever it transmits: behind a peer's closed window,
+ * on every retransmission. So the pages go with MSG_ZEROCOPY and a ubuf_info
+ * of ours (io_uring's zero-copy send does the same with its bvecs): TCP links
+ * it to every skb that references them and calls ->complete as each is
+ * freed; a loopback delivery copies the fragments and completes at once
+ * (skb_orphan_frags_rx). The engine completes the work request only once the
+ * count has dropped to zero, so a completion still means that nothing the
+ * application writes afterwards reaches the wire.
  */
 #include <linux/crc32c.h>
 #include <linux/highmem.h>
+#include <linux/refcount.h>
+#include <linux/slab.h>
 #include <linux/net.h>
 #include <linux/skbuff.h>
 #include <linux/socket.h>
 #include <linux/uio.h>
 #include <net/sock.h>
 #include "bindings.h"
+
+struct rsiw_zc_ubuf {
+	/*
+	 * refcnt: one per skb referencing the pages, plus the sender's until
+	 * rsiw_shim_zc_ubuf_sent().
+	 */
+	struct ubuf_info ubuf;
+	/* The engine's handle, and one more until the pages are released. */
+	refcount_t life;
+	bool released;
+	/* Held until released: the kick goes through its callbacks. */
+	struct sock *sk;
+};
+
+static void rsiw_zc_life_put(struct rsiw_zc_ubuf *z)
+{
+	if (refcount_dec_and_test(&z->life))
+		kfree(z);
+}
+
+static void rsiw_zc_release(struct rsiw_zc_ubuf *z, bool kick)
+{
+	struct sock *sk = z->sk;
+
+	smp_store_release(&z->released, true);
+	if (kick)
+		rsiw_sock_kick_tx(sk);
+	sock_put(sk);
+	rsiw_zc_life_put(z);
+}
+
+/*
+ * TCP freed an skb that referenced the pages: any context (the ACK's
+ * softirq, the write queue's purge, a device's TX completion).
+ */
+static void rsiw_zc_complete(struct sk_buff *skb, struct ubuf_info *uarg,
+			     bool zerocopy_success)
+{
+	struct rsiw_zc_ubuf *z = container_of(uarg, struct rsiw_zc_ubuf, ubuf);
+
+	if (refcount_dec_and_test(&uarg->refcnt))
+		rsiw_zc_release(z, true);
+}
+
+static const struct ubuf_info_ops rsiw_zc_ops = {
+	.complete = rsiw_zc_complete,
+};
+
+/* A tracker for one message's pages on @s; NULL without memory. */
+struct rsiw_zc_ubuf *rsiw_shim_zc_ubuf_new(struct socket *s)
+{
+	struct rsiw_zc_ubuf *z = kzalloc(sizeof(*z), GFP_KERNEL);
+
+	if (!z)
+		return NULL;
+	z->ubuf.ops = &rsiw_zc_ops;
+	/* As MSG_ZEROCOPY's own: never copied out on a device's TX. */
+	z->ubuf.flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
+	refcount_set(&z->ubuf.refcnt, 1);
+	refcount_set(&z->life, 2);
+	z->sk = s->sk;
+	sock_hold(z->sk);
+	return z;
+}
+
+/*
+ * The sender hands no more pages to TCP under @z. True if they are released
+ * already (no skb referenced them, or every one is freed): no kick follows.
+ */
+bool rsiw_shim_zc_ubuf_sent(struct rsiw_zc_ubuf *z)
+{
+	if (!refcount_dec_and_test(&z->ubuf.refcnt))
+		return false;
+	rsiw_zc_release(z, false);
+	return true;
+}
+
+bool rsiw_shim_zc_ubuf_released(const struct rsiw_zc_ubuf *z)
+{
+	return smp_load_acquire(&z->released);
+}
+
+/* Drops the engine's handle (after rsiw_shim_zc_ubuf_sent()). */
+void rsiw_shim_zc_ubuf_put(struct rsiw_zc_ubuf *z)
+{
+	rsiw_zc_life_put(z);
+}
+
+/*
+ * Pages go by reference: with @z, under MSG_ZEROCOPY and @z (TCP takes its
+ * own page references and links @z to each skb); without, MSG_SPLICE_PAGES
+ * (kernel pages whose sender does not wait: the framing fragment alone).
+ */
+static void rsiw_zc_msg(struct msghdr *msg, struct rsiw_zc_ubuf *z)
+{
+	if (z) {
+		msg->msg_flags |= MSG_ZEROCOPY;
+		msg->msg_ubuf = &z->ubuf;
+	} else {
+		msg->msg_flags |= MSG_SPLICE_PAGES;
+	}
+}
+
+/* A piece turned out not to be referenceable: the call copies instead. */
+static void rsiw_zc_msg_copy(struct msghdr *msg)
+{
+	msg->msg_flags &= ~(MSG_ZEROCOPY | MSG_SPLICE_PAGES);
+	msg->msg_ubuf = NULL;
+}
 
 void rsiw_shim_zc_get_page(struct page *p)
 {
@@ -45,22 +160,23 @@ u32 rsiw_shim_zc_crc(u32 crc, struct page *p, u32 off, u32 len)
  * not reference (sendpage_ok(): slab pages, pages without a reference) turns
  * the whole call into a copy, which is always correct.
  */
-int rsiw_shim_zc_send(struct socket *s, const struct rsiw_zc_seg *segs,
-		      size_t n, bool more)
+int rsiw_shim_zc_send(struct socket *s, struct rsiw_zc_ubuf *z,
+		      const struct rsiw_zc_seg *segs, size_t n, bool more)
 {
 	struct bio_vec bv[RSIW_ZC_MAX_SEGS];
 	struct msghdr msg = {
-		.msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT | MSG_SPLICE_PAGES,
+		.msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT,
 	};
 	size_t i, total = 0;
 
 	if (n > RSIW_ZC_MAX_SEGS)
 		return -EINVAL;
+	rsiw_zc_msg(&msg, z);
 	for (i = 0; i < n; i++) {
 		if (segs[i].off >= PAGE_SIZE || segs[i].len > PAGE_SIZE - segs[i].off)
 			return -EINVAL;
 		if (!sendpage_ok(segs[i].page))
-			msg.msg_flags &= ~MSG_SPLICE_PAGES;
+			rsiw_zc_msg_copy(&msg);
 		bvec_set_page(&bv[i], segs[i].page, segs[i].len, segs[i].off);
 		total += segs[i].len;
 	}
@@ -83,13 +199,14 @@ int rsiw_shim_zc_send(struct socket *s, const struct rsiw_zc_seg *segs,
  * -ENOMEM when no fragment could be had, with nothing sent: the caller then
  * sends the pieces one call each.
  */
-int rsiw_shim_zc_send_fpdu(struct socket *s, const u8 *head, size_t hlen,
+int rsiw_shim_zc_send_fpdu(struct socket *s, struct rsiw_zc_ubuf *z,
+			   const u8 *head, size_t hlen,
 			   const struct rsiw_zc_seg *segs, size_t n,
 			   const u8 *tail, size_t tlen, bool more)
 {
 	struct bio_vec bv[RSIW_ZC_MAX_SEGS + 2];
 	struct msghdr msg = {
-		.msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT | MSG_SPLICE_PAGES,
+		.msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT,
 	};
 	size_t i, nv = 0, total = 0;
 	u8 *frag;
@@ -98,7 +215,8 @@ int rsiw_shim_zc_send_fpdu(struct socket *s, const u8 *head, size_t hlen,
 	if (n > RSIW_ZC_MAX_SEGS || hlen + tlen > RSIW_ZC_MAX_FRAMING)
 		return -EINVAL;
 	if (!hlen && !tlen)
-		return rsiw_shim_zc_send(s, segs, n, more);
+		return rsiw_shim_zc_send(s, z, segs, n, more);
+	rsiw_zc_msg(&msg, z);
 	frag = netdev_alloc_frag(hlen + tlen);
 	if (!frag)
 		return -ENOMEM;
@@ -120,7 +238,7 @@ int rsiw_shim_zc_send_fpdu(struct socket *s, const u8 *head, size_t hlen,
 			return -EINVAL;
 		}
 		if (!sendpage_ok(segs[i].page))
-			msg.msg_flags &= ~MSG_SPLICE_PAGES;
+			rsiw_zc_msg_copy(&msg);
 		bvec_set_page(&bv[nv++], segs[i].page, segs[i].len, segs[i].off);
 		total += segs[i].len;
 	}

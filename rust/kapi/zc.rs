@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //! Zero-copy transmit of FPDU payload (RFC 5044 §4 framing stays with the
 //! engine): owned page references, the MPA CRC (RFC 5044 §4.4) over a page
-//! piece, and a non-blocking `MSG_SPLICE_PAGES` send of page pieces, alone or
-//! with an FPDU's framing octets around them.
+//! piece, the tracker that says when TCP has released a message's pages
+//! ([`ZcBuf`]), and a non-blocking `MSG_ZEROCOPY` send of page pieces under
+//! it, alone or with an FPDU's framing octets around them.
 
 use super::{bindings, sock::Socket};
 use core::ptr::NonNull;
@@ -46,6 +47,71 @@ impl Drop for PageRef {
     fn drop(&mut self) {
         // SAFETY: our own reference (type invariant), dropped once.
         unsafe { bindings::rsiw_shim_zc_put_page(self.page.as_ptr()) };
+    }
+}
+
+/// The tracker of the pages one message hands to TCP (`rsiw_zc_ubuf`):
+/// released once every skb that referenced them is freed and [`ZcBuf::sent`]
+/// was called. The release kicks the stream's TX (its write-space callback).
+///
+/// # Invariants
+///
+/// `ptr` is a tracker on which this value holds the engine's handle; the
+/// sender's reference is held until `sent` is true.
+pub(crate) struct ZcBuf {
+    ptr: NonNull<bindings::rsiw_zc_ubuf>,
+    sent: bool,
+}
+
+// SAFETY: the tracker's counts are atomic; it may be released and freed in
+// any context.
+unsafe impl Send for ZcBuf {}
+// SAFETY: `&ZcBuf` only reads the released flag (an acquire load).
+unsafe impl Sync for ZcBuf {}
+
+impl ZcBuf {
+    /// A tracker for pages sent on `sock`; `None` without memory.
+    pub(crate) fn new(sock: &Socket) -> Option<Self> {
+        // SAFETY: `sock` is live; the shim holds its `struct sock` until the
+        // tracker is released.
+        let ptr = NonNull::new(unsafe { bindings::rsiw_shim_zc_ubuf_new(sock.as_ptr()) })?;
+        // INVARIANT: both references are the new tracker's initial ones.
+        Some(Self { ptr, sent: false })
+    }
+
+    /// No more pages go to TCP under this tracker. True if they are released
+    /// already (then no kick follows). Once only; later calls say
+    /// [`ZcBuf::released`].
+    pub(crate) fn sent(&mut self) -> bool {
+        if self.sent {
+            return self.released();
+        }
+        self.sent = true;
+        // SAFETY: the sender's reference, held (type invariant), dropped once.
+        unsafe { bindings::rsiw_shim_zc_ubuf_sent(self.ptr.as_ptr()) }
+    }
+
+    /// Every skb that referenced the pages is freed and `sent` was called.
+    pub(crate) fn released(&self) -> bool {
+        // SAFETY: the engine's handle keeps the tracker allocated.
+        unsafe { bindings::rsiw_shim_zc_ubuf_released(self.ptr.as_ptr()) }
+    }
+
+    /// The tracker to send under; `None` once `sent` was called.
+    fn raw(&self) -> *mut bindings::rsiw_zc_ubuf {
+        if self.sent {
+            core::ptr::null_mut()
+        } else {
+            self.ptr.as_ptr()
+        }
+    }
+}
+
+impl Drop for ZcBuf {
+    fn drop(&mut self) {
+        self.sent();
+        // SAFETY: the engine's handle (type invariant), dropped once.
+        unsafe { bindings::rsiw_shim_zc_ubuf_put(self.ptr.as_ptr()) };
     }
 }
 
@@ -150,26 +216,39 @@ fn sent(rv: i32) -> Result<usize> {
     }
 }
 
-/// Sends `segs` from byte `skip` on without blocking; `Ok(n)` may be short,
-/// `EAGAIN` when the socket is full. TCP takes its own references to the
-/// pages. Process context.
-pub(crate) fn send_pages(sock: &Socket, segs: &Segs, skip: usize, more: bool) -> Result<usize> {
+/// Sends `segs` from byte `skip` on without blocking, under `zc` (which
+/// must not be [`ZcBuf::sent`]; if it is, the pages are copied); `Ok(n)` may
+/// be short, `EAGAIN` when the socket is full. TCP takes its own references
+/// to the pages. Process context.
+pub(crate) fn send_pages(
+    sock: &Socket,
+    zc: &ZcBuf,
+    segs: &Segs,
+    skip: usize,
+    more: bool,
+) -> Result<usize> {
     let (raw, n) = raw_segs(segs, skip);
     if n == 0 {
         return Ok(0);
     }
-    // SAFETY: `sock` is live; the first `n` entries name pages referenced by
-    // `segs` for the duration of the call, each piece inside its page.
-    sent(unsafe { bindings::rsiw_shim_zc_send(sock.as_ptr(), raw.as_ptr(), n, more) })
+    let z = zc.raw();
+    if z.is_null() {
+        return Err(EINVAL);
+    }
+    // SAFETY: `sock` is live; `z` is a tracker `zc` holds, its sender's
+    // reference not yet dropped; the first `n` entries name pages referenced
+    // by `segs` for the duration of the call, each piece inside its page.
+    sent(unsafe { bindings::rsiw_shim_zc_send(sock.as_ptr(), z, raw.as_ptr(), n, more) })
 }
 
 /// Most framing octets [`send_fpdu`] takes (`head` and `tail` together).
 pub(crate) const MAX_FRAMING: usize = bindings::RSIW_ZC_MAX_FRAMING as usize;
 
 /// What is left to send of a zero-copy FPDU: `head` (the rest of its copied
-/// length field and headers), the pieces of `segs` from byte `skip` on, then
-/// `tail` (PAD and CRC field).
+/// length field and headers), the pieces of `segs` from byte `skip` on
+/// (tracked by `zc`), then `tail` (PAD and CRC field).
 pub(crate) struct FpduRest<'a> {
+    pub(crate) zc: &'a ZcBuf,
     pub(crate) head: &'a [u8],
     pub(crate) segs: &'a Segs,
     pub(crate) skip: usize,
@@ -177,27 +256,32 @@ pub(crate) struct FpduRest<'a> {
 }
 
 /// Sends `rest` in one call without blocking. TCP references the payload
-/// pages, and the framing octets in a page fragment the shim fills. `Ok(n)`
+/// pages (under `rest.zc`), and the framing octets in a page fragment the
+/// shim fills. `Ok(n)`
 /// may be short, `EAGAIN` when the socket is full; `ENOMEM` with nothing
 /// sent when the shim had no fragment (send the pieces one by one then).
 /// Process context.
 pub(crate) fn send_fpdu(sock: &Socket, rest: &FpduRest<'_>, more: bool) -> Result<usize> {
     let FpduRest {
+        zc,
         head,
         segs,
         skip,
         tail,
     } = *rest;
-    if head.len() + tail.len() > MAX_FRAMING {
+    let z = zc.raw();
+    if head.len() + tail.len() > MAX_FRAMING || z.is_null() {
         return Err(EINVAL);
     }
     let (raw, n) = raw_segs(segs, skip);
-    // SAFETY: `sock` is live; `head` and `tail` are readable for their
+    // SAFETY: `sock` is live; `z` is a tracker `zc` holds, its sender's
+    // reference not yet dropped; `head` and `tail` are readable for their
     // lengths (the shim copies them); the first `n` entries of `raw` name
     // pages `segs` references during the call, each piece inside its page.
     let rv = unsafe {
         bindings::rsiw_shim_zc_send_fpdu(
             sock.as_ptr(),
+            z,
             head.as_ptr(),
             head.len(),
             raw.as_ptr(),

@@ -74,6 +74,9 @@ pub(crate) enum Counter {
     TxStalls,
     /// TX held a Read or Atomic for a free ORD slot, or a fenced WQE.
     OrdStalls,
+    /// Sends and Writes whose payload went to TCP by page reference
+    /// (`tx_zcopy_min`): each completed only once TCP released its pages.
+    TxZcopyHeld,
     /// The port went down (its netdev lost carrier or went down).
     LinkDowned,
 }
@@ -112,6 +115,7 @@ pub(crate) const NAMES: [&CStr; N] = [
     c_str!("cm_aborted"),
     c_str!("tx_stalls"),
     c_str!("ord_stalls"),
+    c_str!("tx_zcopy_held"),
     c_str!("link_downed"),
 ];
 
@@ -123,6 +127,7 @@ pub(crate) fn port_only(c: usize) -> bool {
     c >= Counter::CmEstablished as usize
         && c != Counter::TxStalls as usize
         && c != Counter::OrdStalls as usize
+        && c != Counter::TxZcopyHeld as usize
 }
 
 /// The counter of a message of `op` sent (`rcvd`: received), if any.

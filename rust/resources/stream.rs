@@ -146,10 +146,22 @@ impl Stream {
         self.sock.push();
     }
 
-    /// Sends page pieces `segs` from byte `skip` on by reference
-    /// (`MSG_SPLICE_PAGES`); otherwise as [`Stream::send`].
-    pub(crate) fn send_pages(&self, segs: &Segs, skip: usize, more: bool) -> Result<usize> {
-        zc::send_pages(&self.sock, segs, skip, more)
+    /// A tracker for the pages of one zero-copy message ([`zc::ZcBuf`]);
+    /// `None` without memory.
+    pub(crate) fn zc_buf(&self) -> Option<zc::ZcBuf> {
+        zc::ZcBuf::new(&self.sock)
+    }
+
+    /// Sends page pieces `segs` from byte `skip` on by reference, tracked
+    /// by `z` (`MSG_ZEROCOPY`); otherwise as [`Stream::send`].
+    pub(crate) fn send_pages(
+        &self,
+        z: &zc::ZcBuf,
+        segs: &Segs,
+        skip: usize,
+        more: bool,
+    ) -> Result<usize> {
+        zc::send_pages(&self.sock, z, segs, skip, more)
     }
 
     /// Sends the rest of a zero-copy FPDU in one call ([`zc::send_fpdu`]).

@@ -92,6 +92,17 @@ impl Engine {
             tx.clear_fpdu();
         }
         let base = tx.len;
+        // Sends and Writes may go zero-copy, their WQE held until TCP
+        // releases the pages (`zcdone.rs`); a Read Response is always copied:
+        // no completion tells when the responder's region is free again.
+        let zc_seq = match tx.cur.as_ref() {
+            Some(Msg {
+                inbound: false,
+                done: Done::Complete(seq) | Done::ThenImm { seq, .. },
+                ..
+            }) => Some(*seq),
+            _ => None,
+        };
         let TxState {
             framer,
             wire,
@@ -101,6 +112,7 @@ impl Engine {
             zc: segs,
             zc_len,
             zc_min,
+            zct,
             large,
             cur,
             after,
@@ -114,15 +126,20 @@ impl Engine {
         if *large {
             room = room.min(LARGE_PAYLOAD);
         }
-        // Large messages from pinned user memory go zero-copy only when
-        // `tx_zcopy_min` opts in (the default, 0, copies: the octets a WQE
-        // sends are then those its SGEs held before it completed); with
-        // markers (`markers_tx`) every FPDU is copied, the markers between
-        // its octets.
-        let try_zc = !append && *zc_min > 0 && total >= *zc_min && !self.params.markers_tx;
+        // Large Sends and Writes from pinned user memory go zero-copy when
+        // `tx_zcopy_min` asks for it (0 copies everything); with markers
+        // (`markers_tx`) every FPDU is copied, the markers between its
+        // octets.
+        let try_zc = !append
+            && zc_seq.is_some()
+            && *zc_min > 0
+            && total >= *zc_min
+            && !self.params.markers_tx;
         let want = left.min(room);
-        let zc =
-            try_zc && want > 0 && matches!(msg.src.user_pages(off, want as usize, segs), Ok(true));
+        let zc = try_zc
+            && want > 0
+            && matches!(msg.src.user_pages(off, want as usize, segs), Ok(true))
+            && zc_seq.is_some_and(|seq| self.zc_track(zct, seq));
         let max = if zc {
             want
         } else {

@@ -6,6 +6,7 @@
 
 mod frame;
 mod sq;
+mod zcdone;
 
 use super::{Engine, Inbound, Local, Outbound, Phase};
 use crate::{
@@ -169,6 +170,8 @@ pub(super) struct TxState {
     /// Zero-copy payload of the FPDU being sent, `zc_len` octets.
     zc: Segs,
     zc_len: usize,
+    /// The trackers of zero-copy messages (`zcdone.rs`).
+    zct: zcdone::ZcTrack,
     /// Messages with at least this much payload go zero-copy (0, the
     /// default: never).
     zc_min: u32,
@@ -249,6 +252,7 @@ impl TxState {
             hlen: 0,
             zc: Segs::new(),
             zc_len: 0,
+            zct: zcdone::ZcTrack::new(),
             zc_min: crate::kapi::params::zc_min(),
             sent: 0,
             cur: None,
@@ -266,6 +270,7 @@ impl TxState {
     pub(super) fn reset(&mut self) {
         self.cur = None;
         self.clear_fpdu();
+        self.zct.end_cur();
         self.after = Done::Nothing;
     }
 
@@ -332,6 +337,11 @@ impl Engine {
         tx.budget = TX_BUDGET;
         tx.yielded = false;
         let mut sent = 0usize;
+        // Zero-copy pages TCP released since the last run: their WQEs
+        // complete now (`zcdone.rs`), whatever the phase.
+        if self.zc_poll(&mut tx) && self.reap() {
+            self.fail(None);
+        }
         loop {
             // An abortive close does not wait for a socket that may never
             // drain: RST at once, whatever is half sent. A Terminate still to
@@ -453,7 +463,11 @@ impl Engine {
         if z > 0 && l <= zc::MAX_FRAMING && z + l <= self.stream.mss() as usize {
             // What is left of the header, the pages and the trailer in one
             // call; the trailer starts at `h` in `wire`.
+            let Some(zct) = tx.zct.cur() else {
+                return Err(EINVAL);
+            };
             let rest = zc::FpduRest {
+                zc: zct,
                 head: tx.wire.get(s.min(h)..h).ok_or(EINVAL)?,
                 segs: &tx.zc,
                 skip: s.saturating_sub(h).min(z),
@@ -470,8 +484,9 @@ impl Engine {
             self.stream.send(&[b], more).map(|n| (n, more))
         } else if s - h < z {
             let more = more || h < l;
+            let zct = tx.zct.cur().ok_or(EINVAL)?;
             self.stream
-                .send_pages(&tx.zc, s - h, more)
+                .send_pages(zct, &tx.zc, s - h, more)
                 .map(|n| (n, more))
         } else {
             let b = tx.wire.get(s - z..l).ok_or(EINVAL)?;
@@ -509,6 +524,9 @@ impl Engine {
         match after {
             Done::Nothing | Done::Shutdown => {}
             Done::Complete(seq) => {
+                // Sent zero-copy: held until TCP releases its pages.
+                tx.zct.end_cur();
+                self.zc_poll(tx);
                 self.finish(seq, WcStatus::Success, None);
                 if self.reap() {
                     self.fail(None);

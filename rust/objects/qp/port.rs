@@ -47,6 +47,10 @@ impl crate::engine::QpPort for Qp {
         Qp::sq_finish(self, seq, status, byte_len)
     }
 
+    fn sq_hold(&self, seq: u64, held: bool) {
+        Qp::sq_hold(self, seq, held)
+    }
+
     fn sq_fail_oldest(&self, status: WcStatus) {
         Qp::sq_fail_oldest(self, status)
     }

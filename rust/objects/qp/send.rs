@@ -132,6 +132,12 @@ impl Qp {
         self.inner.lock().sq.finish(seq, status, byte_len);
     }
 
+    /// While `held`, taken WQE `seq` does not complete, whatever its status
+    /// (zero-copy pages TCP may still read).
+    pub(crate) fn sq_hold(&self, seq: u64, held: bool) {
+        self.inner.lock().sq.hold(seq, held);
+    }
+
     /// The oldest unfinished taken WQE gets `status` (a peer's Terminate).
     pub(crate) fn sq_fail_oldest(&self, status: WcStatus) {
         self.inner.lock().sq.fail_oldest(status);

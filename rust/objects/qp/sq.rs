@@ -31,8 +31,9 @@ pub(super) struct Taken {
     /// behind the next to fetch; 0 for kernel WQEs.
     slot: u16,
     pub(super) op: SendOp,
-    /// [`SIGNALED`], and once the operation ended [`DONE`] with the status
-    /// (its `IB_WC_*` value, below 64) in the [`CODE`] bits.
+    /// [`SIGNALED`], [`HELD`] while TCP may still read its pages, and once
+    /// the operation ended [`DONE`] with the status (its `IB_WC_*` value,
+    /// below 32) in the [`CODE`] bits.
     state: u8,
 }
 
@@ -41,7 +42,10 @@ const TAKEN_START: usize = 16;
 
 const SIGNALED: u8 = 0x80;
 const DONE: u8 = 0x40;
-const CODE: u8 = 0x3f;
+/// Zero-copy: its pages may still be read by TCP; it completes, success or
+/// flush, only once they are released (`engine::tx::zc`).
+const HELD: u8 = 0x20;
+const CODE: u8 = 0x1f;
 const _: () = assert!(core::mem::size_of::<Option<Taken>>() == 16);
 const _: () = assert!(crate::abi::ring::MAX_RING_ENTRIES < 1 << 16);
 const _: () = assert!((WcStatus::GeneralErr as u32) <= CODE as u32);
@@ -60,7 +64,7 @@ impl Taken {
     /// The operation ended with `status`, unless it already had.
     fn end(&mut self, status: WcStatus) {
         if self.state & DONE == 0 {
-            // Every status value is below 64 (asserted above).
+            // Every status value is below 32 (asserted above).
             self.state |= DONE | (status as u32 as u8 & CODE);
         }
     }
@@ -294,6 +298,17 @@ impl SendQueue {
         }
     }
 
+    /// Taken WQE `seq` completes only after `hold(seq, false)`.
+    pub(super) fn hold(&mut self, seq: u64, held: bool) {
+        if let Some(e) = self.taken_mut(seq) {
+            if held {
+                e.state |= HELD;
+            } else {
+                e.state &= !HELD;
+            }
+        }
+    }
+
     /// The oldest unfinished taken WQE gets `status` (a Terminate names it).
     pub(super) fn fail_oldest(&mut self, status: WcStatus) {
         for i in 0..self.taken.len() {
@@ -317,7 +332,11 @@ impl SendQueue {
 
     /// The oldest taken WQE if it has finished; its slot is freed.
     pub(super) fn pop_done(&mut self) -> Option<Taken> {
-        if !self.taken.front().is_some_and(|t| t.status().is_some()) {
+        if !self
+            .taken
+            .front()
+            .is_some_and(|t| t.status().is_some() && t.state & HELD == 0)
+        {
             return None;
         }
         let e = self.taken.pop_front()?;
