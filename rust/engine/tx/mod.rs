@@ -6,11 +6,12 @@
 
 mod frame;
 mod sq;
+mod src;
 mod zcdone;
 
-use super::{Engine, Inbound, Local, Outbound, Phase};
+use super::{Engine, Inbound, Outbound, Phase};
 use crate::{
-    kapi::zc::{self, PageRef, Seg, Segs},
+    kapi::zc::{self, Segs},
     proto::{
         mpa::Rtr,
         rdmap::{AtomicResponse, Header, Opcode, ReadRequest},
@@ -18,12 +19,11 @@ use crate::{
         tx::{TxFramer, TxMessage},
     },
     queue::cq::WcStatus,
-    queue::wr::MAX_INLINE,
     resources::counters::Counter,
-    resources::mem::{Checked, MemError},
 };
 use frame::{terminate_msg, FrameError};
 use kernel::{alloc::KVVec, prelude::*, sync::Arc};
+use src::Src;
 
 /// Room in the wire buffer beyond MULPDU: length field, PAD, CRC.
 const FRAME_EXTRA: usize = 2 + 3 + 4;
@@ -72,62 +72,6 @@ const POSTER_BYTES: usize = 16 * 1024;
 /// once, and need no socket space) must not keep one worker, or the
 /// poster's system call, busy for ever.
 const TX_BUDGET: u32 = 256;
-
-/// Where a message's payload comes from.
-enum Src {
-    None,
-    Inline([u8; MAX_INLINE]),
-    Local(Local),
-    /// Read Response: the region named by the Read Request's Data Source,
-    /// as the request's check saw it.
-    Region {
-        mem: Checked,
-        addr: u64,
-    },
-}
-
-impl Src {
-    fn read(&self, off: u32, out: &mut [u8]) -> Result<(), MemError> {
-        match self {
-            Self::None => {
-                if out.is_empty() {
-                    Ok(())
-                } else {
-                    Err(MemError::Bounds)
-                }
-            }
-            Self::Inline(d) => {
-                let start = off as usize;
-                let src = d.get(start..start + out.len()).ok_or(MemError::Bounds)?;
-                out.copy_from_slice(src);
-                Ok(())
-            }
-            Self::Local(l) => l.read(u64::from(off), out),
-            Self::Region { mem, addr } => mem.read(
-                addr.checked_add(u64::from(off)).ok_or(MemError::Bounds)?,
-                out,
-            ),
-        }
-    }
-
-    /// References to the pages of payload octets `off..off + len` appended
-    /// to `segs`, if they all are pinned user memory; `Ok(false)` otherwise.
-    fn user_pages(&self, off: u32, len: usize, segs: &mut Segs) -> Result<bool, MemError> {
-        let mut push = |p: PageRef, o: usize, n: usize| -> Result {
-            // Full (an FPDU beyond MAX_SEGS pages): the caller copies.
-            segs.push(Seg::new(p, o, n)?)
-        };
-        match self {
-            Self::Local(l) => l.user_pages(u64::from(off), len, &mut push),
-            Self::Region { mem, addr } => mem.user_pages(
-                addr.checked_add(u64::from(off)).ok_or(MemError::Bounds)?,
-                len,
-                &mut push,
-            ),
-            Self::None | Self::Inline(_) => Ok(false),
-        }
-    }
-}
 
 /// What happens when the last FPDU of a message is in the socket.
 #[derive(Clone, Copy)]

@@ -91,9 +91,9 @@ impl ZcTrack {
 
     /// Some tracker is not released yet.
     pub(super) fn pending(&self) -> bool {
-        self.0.as_ref().is_some_and(|i| {
-            i.cur.is_some() || i.wait.iter().flatten().any(|(_, z)| !z.released())
-        })
+        self.0
+            .as_ref()
+            .is_some_and(|i| i.cur.is_some() || i.wait.iter().flatten().any(|(_, z)| !z.released()))
     }
 }
 
