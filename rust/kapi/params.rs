@@ -54,9 +54,9 @@ pub(crate) fn cm() -> CmParams {
 }
 
 /// The `tx_zcopy_min` module parameter: 0 (the default) copies every
-/// payload; otherwise messages of at least this many payload bytes go
-/// zero-copy (an opt-in that lets writes after the completion reach the
-/// wire, see `zc.c`).
+/// payload; otherwise Sends and Writes of at least this many payload bytes
+/// go zero-copy, each completing once TCP has released its pages (`zc.c`,
+/// `engine/tx/zcdone.rs`).
 pub(crate) fn zc_min() -> u32 {
     // SAFETY: reads a module parameter; no preconditions.
     unsafe { bindings::rsiw_shim_zc_min() }
