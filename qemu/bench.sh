@@ -6,7 +6,8 @@
 # and 1 MiB with one QP and four, latency at 8 B and 4 KiB, atomics where the device has
 # them, memory per QP), rxe (atomics, the software reference), iperf3 over the same
 # address and the guest's memory-copy rate as ceilings; NFS v4.2 O_DIRECT throughput
-# over siw, rsiw and TCP through a mount of this VM's own export. Each measurement prints
+# over siw, rsiw and TCP through a mount of this VM's own export; connection set-up and
+# teardown per connection (cmtime) on siw and rsiw. Each measurement prints
 # `RSIW-BENCH DEV TEST UNIT VALUE` (or `RSIW-BENCH DEV TEST n/a WHY`); xtask tabulates.
 # rsiw runs in four modes: MPA CRCs on and off (siw-siw runs without), large FPDUs
 # on and off (RSIW_MODES).
@@ -410,6 +411,48 @@ for T in siw rsiw; do
     fi
     modprobe -r rpcrdma 2>/dev/null
     dev_down "$T" ${T}0
+done
+
+# Connection set-up and teardown: librdmacm's cmtime, CMTIME_CONNS connections over this
+# VM's address (client and server here), on siw and rsiw in turn, REPEAT rounds; the
+# cells are the `connect` and `disconnect` steps' microseconds per connection.
+CMTIME_CONNS=${BENCH_CMTIME_CONNS:-300}
+
+# cmtime_sample DEV: one cmtime run on DEV (up), its two steps into their cells.
+cmtime_sample() {
+    port=$((port + 1))
+    cmtime -p $port > /tmp/cmt-server.log 2>&1 &
+    srv=$!
+    wait_tcp_listen $port
+    timeout 600 cmtime -s 10.0.2.15 -p $port -c "$CMTIME_CONNS" > /tmp/cmt.log 2>&1
+    rc=$?
+    kill $srv 2>/dev/null
+    wait $srv 2>/dev/null
+    cat /tmp/cmt.log
+    for s in connect disconnect; do
+        c=$(cell "$1" "cmtime:$s" "$CMTIME_CONNS")
+        f="$BD/$(echo "$c" | tr ' /:@' '____')"
+        v=$(awk -v s="$s" '$1 == s { print $NF; exit }' /tmp/cmt.log)
+        if [ $rc -ne 0 ] || [ -z "$v" ]; then
+            echo "failed: cmtime exit $rc" > "$f.failed"
+            fail "bench $c" "cmtime exit $rc"
+        else
+            echo "$v" >> "$f.vals"
+        fi
+    done
+}
+
+i=0
+while [ $i -lt "$REPEAT" ]; do
+    i=$((i + 1))
+    for T in siw rsiw; do
+        dev_up "$T" ${T}0 eth0 || continue
+        cmtime_sample ${T}0
+        dev_down "$T" ${T}0
+    done
+done
+for T in siw rsiw; do
+    for s in connect disconnect; do report ${T}0 "cmtime:$s" us "$CMTIME_CONNS"; done
 done
 
 # Atomics, in rounds: each round brings rsiw up and runs its 8-byte Read latency and

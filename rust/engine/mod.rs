@@ -22,7 +22,6 @@ use crate::{
     kapi::{crc::KernelCrc32c, lock::IrqSpinLock, qp::QpEvent, wq},
     proto::{
         atomic::Dialect,
-        crc,
         mpa::{Rtr, StreamParams},
         rx::{RxConfig, RxParser},
         terminate::TerminateRepr,
@@ -254,9 +253,6 @@ impl Engine {
         stream: &Arc<Stream>,
         params: Params,
     ) -> Result<Arc<Engine>> {
-        if crc::self_test(&KernelCrc32c).is_err() {
-            return Err(EIO);
-        }
         let (ord, ird) = (params.ord, params.ird);
         // An unknown MSS (0) would give no room for a header: assume the minimum.
         // RFC 5044 §4.1: with Markers in what we send, MULPDU leaves room for them.

@@ -12,6 +12,12 @@ pub(crate) struct RsiwModule {
 
 impl kernel::Module for RsiwModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        // Once, not per connection: the MPA CRC (RFC 5044 §4.4) the engines
+        // compute is the kernel's crc32c, checked against known vectors.
+        if crate::proto::crc::self_test(&crate::kapi::crc::KernelCrc32c).is_err() {
+            pr_err!("the kernel's crc32c fails the MPA CRC test vectors\n");
+            return Err(EIO);
+        }
         let registration = Registration::new()?;
         pr_info!("loaded, user ABI {}\n", abi::ABI_VERSION);
         Ok(Self {

@@ -343,7 +343,7 @@ fn table(c: &Cells, info: &[String]) -> String {
         "NFS/TCP"
     );
     for test in ["nfs_write_direct@256M", "nfs_read_direct@256M"] {
-        let test = nfs_cell(c, test);
+        let test = sized_cell(c, test);
         let _ = writeln!(
             t,
             "{:<24} {:>5} {:>22} {:>22} {:>8} {:>22} {:>8} {:>22}  no CRC / siw >= 1.0",
@@ -355,6 +355,26 @@ fn table(c: &Cells, info: &[String]) -> String {
             cell_range(c, &spread, "rsiw0-nocrc", &test),
             ratio(value(c, "rsiw0-nocrc", &test), value(c, "siw0", &test)),
             cell_range(c, &spread, "nfs-tcp", &test),
+        );
+    }
+    let _ = writeln!(t);
+    // Connection set-up and teardown per connection: librdmacm's cmtime
+    // (`qemu/bench.sh`), rsiw against siw in the same run.
+    let _ = writeln!(
+        t,
+        "{:<24} {:>5} {:>22} {:>22} {:>8}  target",
+        "connections (cmtime)", "unit", "siw", "rsiw", "rsiw/siw"
+    );
+    for step in ["connect", "disconnect"] {
+        let test = sized_cell(c, &format!("cmtime:{step}@300"));
+        let _ = writeln!(
+            t,
+            "{:<24} {:>5} {:>22} {:>22} {:>8}  rsiw/siw <= 1.0",
+            test,
+            "us",
+            cell_range(c, &spread, "siw0", &test),
+            cell_range(c, &spread, "rsiw0", &test),
+            ratio(value(c, "rsiw0", &test), value(c, "siw0", &test)),
         );
     }
     let _ = writeln!(t);
@@ -428,9 +448,10 @@ fn table(c: &Cells, info: &[String]) -> String {
     t
 }
 
-/// The NFS cell name for `default` (`nfs_…@256M`) with the size the run used
-/// (`BENCH_NFS_MB` changes it): the first cell of that test in `c`.
-fn nfs_cell(c: &Cells, default: &str) -> String {
+/// The cell name for `default` (`nfs_…@256M`, `cmtime:…@300`) with the size the
+/// run used (`BENCH_NFS_MB`, `BENCH_CMTIME_CONNS` change it): the first cell of
+/// that test in `c`.
+fn sized_cell(c: &Cells, default: &str) -> String {
     let prefix = default.split('@').next().unwrap_or(default);
     c.keys()
         .map(|(_, t)| t)
@@ -597,10 +618,13 @@ mod tests {
              RSIW-BENCH nfs-tcp nfs_write_direct@64M MiB/s 100\n",
         );
         assert_eq!(
-            nfs_cell(&c, "nfs_write_direct@256M"),
+            sized_cell(&c, "nfs_write_direct@256M"),
             "nfs_write_direct@64M"
         );
-        assert_eq!(nfs_cell(&c, "nfs_read_direct@256M"), "nfs_read_direct@256M");
+        assert_eq!(
+            sized_cell(&c, "nfs_read_direct@256M"),
+            "nfs_read_direct@256M"
+        );
         let t = table(&c, &info);
         let row = t
             .lines()
@@ -611,6 +635,27 @@ mod tests {
             t.contains("nfs_read_direct@256M") && t.contains("not run"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn cmtime_rows_give_rsiw_per_siw() {
+        let (c, info) = parse(
+            "RSIW-BENCH siw0 cmtime:connect@100 us 2000\n\
+             RSIW-BENCH rsiw0 cmtime:connect@100 us 3000\n\
+             RSIW-BENCH siw0 cmtime:disconnect@100 n/a failed: cmtime exit 1\n",
+        );
+        assert_eq!(sized_cell(&c, "cmtime:connect@300"), "cmtime:connect@100");
+        let t = table(&c, &info);
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("cmtime:connect@100"))
+            .unwrap_or_default();
+        assert!(row.contains(" 1.50 ") && row.contains("<= 1.0"), "{t}");
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("cmtime:disconnect@100"))
+            .unwrap_or_default();
+        assert!(row.contains("failed"), "{t}");
     }
 
     #[test]

@@ -19,6 +19,7 @@ const TOOLS: &[&str] = &[
     "ibv_uc_pingpong",
     "ibv_ud_pingpong",
     "rping",
+    "cmtime",
     "ib_send_bw",
     "ib_write_bw",
     "ib_read_bw",
