@@ -83,24 +83,28 @@ fn order(qp: &Qp, cq: &Cq, mr: &Mr, len: usize) -> Result<(), String> {
         offset: 0,
         len: len as u32,
     };
-    let small = Sge {
+    let small = || Sge {
         mr,
         offset: 0,
         len: 8,
     };
     qp.post_send(1, ffi::Op::Send, &[big], ffi::SIGNALED)
         .map_err(io)?;
-    qp.post_send(2, ffi::Op::Send, &[small], ffi::SIGNALED)
+    qp.post_send(2, ffi::Op::Send, &[small()], ffi::SIGNALED)
         .map_err(io)?;
     std::thread::sleep(Duration::from_secs(1));
     qp.set_error().map_err(io)?;
-    qp.post_send(3, ffi::Op::Send, &[small], ffi::SIGNALED)
+    qp.post_send(3, ffi::Op::Send, &[small()], ffi::SIGNALED)
         .map_err(io)?;
     let end = Instant::now() + Duration::from_secs(30);
     let mut seen = Vec::new();
     while seen.len() < 3 && Instant::now() < end {
         for w in cq.poll().map_err(io)? {
-            println!("completion {} status {}", w.wr_id, ffi::status_str(w.status));
+            println!(
+                "completion {} status {}",
+                w.wr_id,
+                ffi::status_str(w.status)
+            );
             seen.push(w.wr_id.to_string());
         }
         std::thread::sleep(Duration::from_millis(10));

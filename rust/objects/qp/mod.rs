@@ -513,7 +513,7 @@ impl Qp {
     /// unhold flushes them (`sq_hold`).
     pub(super) fn flush_posted(&self) {
         let mut sq_left = {
-            let mut inner = self.inner.lock();
+            let inner = self.inner.lock();
             if inner.sq.any_held() {
                 0
             } else {
