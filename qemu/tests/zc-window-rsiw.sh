@@ -23,7 +23,10 @@
 # Read's source died). Once with the default (tx_zcopy_min=0: copy), once with
 # zero-copy (tx_zcopy_min=4096): the Send's pages then go to TCP by reference, its
 # completion waits until TCP has released them (the tx_zcopy_held counter shows
-# that it went so), and a Read Response is copied either way.
+# that it went so), and a Read Response is copied either way. Last, with zero-copy,
+# the SQ's order around an error: the 256 KiB Send held by the shut window, an 8-octet
+# Send behind it, the QP moved to ERROR, an 8-octet Send to the dead QP: the three
+# completions must arrive as 1 2 3 (the flush of the third waits for the held first).
 . /rsiw/lib.sh
 setup_net
 D=rsiw0
@@ -98,6 +101,20 @@ check "zero-copy send: the Send went zero-copy, its completion held for TCP's re
 copy_case zerocopy read
 copy_case zerocopy read 16777216
 check_output "zero-copy read: Read Responses are copied (tx_zcopy_held still $held)" "^$held\$" zc_held
+odir=/tmp/zcw-order
+rm -rf "$odir"; mkdir -p "$odir"
+PORT=$((PORT + 1))
+timeout 200 rsiw-verbs-test --zc-window 10.0.2.15:$PORT order "$odir" > "$odir/app.log" 2>&1 &
+app=$!
+step "order: the application listens" wait_tcp_listen $PORT
+timeout 200 rsiw-rawpeer zc-window 10.0.2.15:$PORT send "$odir" > "$odir/peer.log" 2>&1
+wait $app
+arc=$?
+echo "--- application ($arc)"; cat "$odir/app.log"
+echo "--- peer"; cat "$odir/peer.log"
+check "order: the application exits 0 ($arc)" [ $arc -eq 0 ]
+check_output "order: completions in SQ order around ERROR, the held zero-copy Send first" \
+    '^order 1 2 3$' cat "$odir/app.log"
 echo 0 > "$P"
 
 check_no_output "no QP left behind" '[0-9]' sh -c "rdma resource show qp | grep -w $D | grep -v '^$'"

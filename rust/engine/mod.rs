@@ -407,7 +407,11 @@ impl Conn {
     /// sends a pending Terminate, then FIN (or RST if `abortive`).
     pub(crate) fn close(&self, abortive: bool) {
         self.eng.request_close(abortive, None);
-        self.eng.kick();
+        if abortive {
+            self.eng.kick();
+        } else {
+            self.eng.tx_here();
+        }
     }
 
     /// Completes every WQE the engine holds with `IB_WC_WR_FLUSH_ERR`
@@ -545,6 +549,23 @@ impl Engine {
         if drain {
             // A poster streaming unsignaled WRs is not waiting: leave the
             // peer's answer to the workqueue, so that further posts batch up.
+            self.drain_inline(self.waited.load(Ordering::Relaxed), Runner::Poster);
+        }
+    }
+
+    /// A graceful close from `modify_qp` (sleepable process context): TX
+    /// runs here, so the FIN goes out and the close reaches the CM without a
+    /// work-item hop, as siw's `modify_qp` closes in its caller. What is
+    /// left of a bulk message still moves to the work item (`POSTER_BYTES`).
+    /// Counted in `busy` like [`Self::tx_direct`].
+    fn tx_here(self: &Arc<Self>) {
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        let drain = self.begin_inline();
+        if !self.stopped.load(Ordering::SeqCst) {
+            self.tx_run(Runner::Poster);
+        }
+        self.unbusy();
+        if drain {
             self.drain_inline(self.waited.load(Ordering::Relaxed), Runner::Poster);
         }
     }

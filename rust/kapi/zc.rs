@@ -274,10 +274,9 @@ pub(crate) fn send_fpdu(sock: &Socket, rest: &FpduRest<'_>, more: bool) -> Resul
         return Err(EINVAL);
     }
     let (raw, n) = raw_segs(segs, skip);
-    // SAFETY: `sock` is live; `z` is a tracker `zc` holds, its sender's
-    // reference not yet dropped; `head` and `tail` are readable for their
-    // lengths (the shim copies them); the first `n` entries of `raw` name
-    // pages `segs` references during the call, each piece inside its page.
+    // SAFETY: `sock` is live; `z` is held by `zc`, sender's reference kept;
+    // `head`/`tail` are readable (the shim copies them); `raw[..n]` name pages
+    // `segs` references during the call, each piece inside its page.
     let rv = unsafe {
         bindings::rsiw_shim_zc_send_fpdu(
             sock.as_ptr(),

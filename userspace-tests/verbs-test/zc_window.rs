@@ -19,6 +19,12 @@
 //!   second to start the Response, deregisters the region, waits a second
 //!   and overwrites it with `NEW`.
 //!
+//! - `order`: posts the Send of `send`, then an 8-octet Send, moves the QP
+//!   to ERROR a second later and posts a third 8-octet Send to the dead QP;
+//!   prints the order its completions arrived in (`order 1 2 3` is the
+//!   SQ's: a zero-copy Send held for TCP's release holds the flushes behind
+//!   it too), then lets the peer read.
+//!
 //! Then it creates `DIR/go` (the peer starts reading) and waits for `DIR/done`
 //! before it lets go of the buffer. Prints `completion MS status S` (send),
 //! `dereg ok`, `overwritten`, and `RSIW-TEST FAIL zc-window …` lines on errors.
@@ -61,7 +67,54 @@ fn touch(path: &Path) -> Result<(), String> {
     std::fs::write(path, b"").map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn run(addr: SocketAddrV4, send: bool, dir: &Path, len: usize) -> Result<(), String> {
+/// What the application does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Send,
+    Read,
+    Order,
+}
+
+/// `order`: the completions of three Sends around a move to ERROR, in the
+/// order they arrive.
+fn order(qp: &Qp, cq: &Cq, mr: &Mr, len: usize) -> Result<(), String> {
+    let big = Sge {
+        mr,
+        offset: 0,
+        len: len as u32,
+    };
+    let small = || Sge {
+        mr,
+        offset: 0,
+        len: 8,
+    };
+    qp.post_send(1, ffi::Op::Send, &[big], ffi::SIGNALED)
+        .map_err(io)?;
+    qp.post_send(2, ffi::Op::Send, &[small()], ffi::SIGNALED)
+        .map_err(io)?;
+    std::thread::sleep(Duration::from_secs(1));
+    qp.set_error().map_err(io)?;
+    qp.post_send(3, ffi::Op::Send, &[small()], ffi::SIGNALED)
+        .map_err(io)?;
+    let end = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    while seen.len() < 3 && Instant::now() < end {
+        for w in cq.poll().map_err(io)? {
+            println!(
+                "completion {} status {}",
+                w.wr_id,
+                ffi::status_str(w.status)
+            );
+            seen.push(w.wr_id.to_string());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    println!("order {}", seen.join(" "));
+    Ok(())
+}
+
+fn run(addr: SocketAddrV4, mode: Mode, dir: &Path, len: usize) -> Result<(), String> {
+    let send = mode == Mode::Send;
     use ffi::sys::*;
     let lchan = Rc::new(Channel::new().map_err(io)?);
     let listener = CmId::new(&lchan).map_err(io)?;
@@ -85,6 +138,12 @@ fn run(addr: SocketAddrV4, send: bool, dir: &Path, len: usize) -> Result<(), Str
     id.accept(&private).map_err(io)?;
     expect_event(&lchan, rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED, 10_000)?;
     println!("established");
+    if mode == Mode::Order {
+        order(&qp, &cq, &mr, len)?;
+        touch(&dir.join("go"))?;
+        let _ = wait_file(&dir.join("done"), 60);
+        return Ok(());
+    }
     let buf = if send {
         let sge = Sge {
             mr: &mr,
@@ -146,30 +205,31 @@ fn run(addr: SocketAddrV4, send: bool, dir: &Path, len: usize) -> Result<(), Str
     Ok(())
 }
 
-/// `--zc-window ADDR send|read DIR [LEN]`; `None` for other arguments.
+/// `--zc-window ADDR send|read|order DIR [LEN]`; `None` for other arguments.
 pub fn main(args: &[String]) -> Option<ExitCode> {
     if args.first().map(String::as_str) != Some(FLAG) {
         return None;
     }
-    let parsed = (|| -> Result<(SocketAddrV4, bool, PathBuf, usize), String> {
+    let parsed = (|| -> Result<(SocketAddrV4, Mode, PathBuf, usize), String> {
         let addr = args
             .get(1)
             .ok_or("missing ADDR:PORT")?
             .parse()
             .map_err(|e| format!("bad ADDR:PORT: {e}"))?;
-        let send = match args.get(2).map(String::as_str) {
-            Some("send") => true,
-            Some("read") => false,
-            _ => return Err("want send or read".into()),
+        let mode = match args.get(2).map(String::as_str) {
+            Some("send") => Mode::Send,
+            Some("read") => Mode::Read,
+            Some("order") => Mode::Order,
+            _ => return Err("want send, read or order".into()),
         };
         let dir = PathBuf::from(args.get(3).ok_or("missing DIR")?);
         let len = match args.get(4) {
             Some(l) => l.parse().map_err(|e| format!("bad LEN: {e}"))?,
             None => LEN,
         };
-        Ok((addr, send, dir, len))
+        Ok((addr, mode, dir, len))
     })();
-    let r = parsed.and_then(|(addr, send, dir, len)| run(addr, send, &dir, len));
+    let r = parsed.and_then(|(addr, mode, dir, len)| run(addr, mode, &dir, len));
     Some(match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

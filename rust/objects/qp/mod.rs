@@ -507,8 +507,19 @@ impl Qp {
     /// is flushed is what was posted when the flush began (read once from a
     /// user ring's producer index): the loops are bounded by the queue
     /// sizes whatever a user thread writes meanwhile.
-    fn flush_posted(&self) {
-        let mut sq_left = self.inner.lock().sq.flush_snapshot();
+    ///
+    /// While a taken WQE is held (zero-copy pages TCP may still read) the
+    /// SQ's posted WQEs wait: they would complete before it. The last
+    /// unhold flushes them (`sq_hold`).
+    pub(super) fn flush_posted(&self) {
+        let mut sq_left = {
+            let inner = self.inner.lock();
+            if inner.sq.any_held() {
+                0
+            } else {
+                inner.sq.flush_snapshot()
+            }
+        };
         while sq_left > 0 {
             sq_left -= 1;
             let w = {

@@ -135,7 +135,17 @@ impl Qp {
     /// While `held`, taken WQE `seq` does not complete, whatever its status
     /// (zero-copy pages TCP may still read).
     pub(crate) fn sq_hold(&self, seq: u64, held: bool) {
-        self.inner.lock().sq.hold(seq, held);
+        let flush = {
+            let mut inner = self.inner.lock();
+            inner.sq.hold(seq, held);
+            !held && inner.state == QpState::Error && !inner.sq.any_held()
+        };
+        if flush {
+            // The last hold of a QP in ERROR is gone: the taken WQEs complete,
+            // then the posted ones `enter_error` left (in SQ order).
+            self.sq_reap();
+            self.flush_posted();
+        }
     }
 
     /// The oldest unfinished taken WQE gets `status` (a peer's Terminate).

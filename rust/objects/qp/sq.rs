@@ -309,6 +309,11 @@ impl SendQueue {
         }
     }
 
+    /// A taken WQE is held (`hold`): the WQEs behind it complete after it.
+    pub(super) fn any_held(&self) -> bool {
+        (0..self.taken.len()).any(|i| self.taken.get(i).is_some_and(|t| t.state & HELD != 0))
+    }
+
     /// The oldest unfinished taken WQE gets `status` (a Terminate names it).
     pub(super) fn fail_oldest(&mut self, status: WcStatus) {
         for i in 0..self.taken.len() {
