@@ -526,10 +526,9 @@ impl Engine {
         }
     }
 
-    /// Runs TX in the calling (sleepable process) context, and the TX that
-    /// this causes on the device (`inline`). Counted in `busy` like the work
-    /// item, so `quiesce` waits for it as well. Up to `tx::POSTER_BYTES`
-    /// go from here; a bulk rest goes to the work item. A poster that is
+    /// The doorbell: TX runs in the poster's system call
+    /// ([`Self::tx_here`]). Up to `tx::POSTER_BYTES` go from here; a bulk
+    /// rest goes to the work item. A poster that is
     /// not waiting (the last WQE TX took was unsignaled) or has Reads or
     /// Atomics outstanding gets the work item instead, on another CPU: it
     /// goes on posting while that CPU sends, and the next posts ring no
@@ -540,6 +539,17 @@ impl Engine {
             self.kick();
             return;
         }
+        self.tx_here();
+    }
+
+    /// Runs TX in the calling (sleepable process) context, and the TX it
+    /// causes on the device (`inline`): the doorbell's ([`Self::tx_direct`]),
+    /// and a graceful close from `modify_qp`, so that the FIN goes out and
+    /// the close reaches the CM without a work-item hop, as siw's
+    /// `modify_qp` closes in its caller. What is left of a bulk message
+    /// moves to the work item (`POSTER_BYTES`). Counted in `busy` like the
+    /// work item, so `quiesce` waits for it as well.
+    fn tx_here(self: &Arc<Self>) {
         self.busy.fetch_add(1, Ordering::SeqCst);
         let drain = self.begin_inline();
         if !self.stopped.load(Ordering::SeqCst) {
@@ -549,23 +559,6 @@ impl Engine {
         if drain {
             // A poster streaming unsignaled WRs is not waiting: leave the
             // peer's answer to the workqueue, so that further posts batch up.
-            self.drain_inline(self.waited.load(Ordering::Relaxed), Runner::Poster);
-        }
-    }
-
-    /// A graceful close from `modify_qp` (sleepable process context): TX
-    /// runs here, so the FIN goes out and the close reaches the CM without a
-    /// work-item hop, as siw's `modify_qp` closes in its caller. What is
-    /// left of a bulk message still moves to the work item (`POSTER_BYTES`).
-    /// Counted in `busy` like [`Self::tx_direct`].
-    fn tx_here(self: &Arc<Self>) {
-        self.busy.fetch_add(1, Ordering::SeqCst);
-        let drain = self.begin_inline();
-        if !self.stopped.load(Ordering::SeqCst) {
-            self.tx_run(Runner::Poster);
-        }
-        self.unbusy();
-        if drain {
             self.drain_inline(self.waited.load(Ordering::Relaxed), Runner::Poster);
         }
     }
