@@ -51,10 +51,11 @@ peer_lost() {
     echo "$1: not tried, the other VM was lost earlier ($(cat "$PEER_LOST"))"
 }
 
-# signal_peer PORT: release the other VM from its `wait_peer PORT` (retries until it listens).
+# signal_peer PORT [WORD]: release the other VM from its `wait_peer PORT` (WORD: for its
+# `hear_peer PORT`, default go; retries until it listens).
 signal_peer() {
     peer_lost "signal_peer $1" && return 1
-    retry 60 sh -c "echo go | timeout 5 nc -w 2 $(peer_addr) $1" && return 0
+    retry 60 sh -c "echo ${2:-go} | timeout 5 nc -w 2 $(peer_addr) $1" && return 0
     echo "signal_peer $1: the other VM did not listen within 60 tries" | tee "$PEER_LOST"
     return 1
 }
@@ -66,6 +67,14 @@ wait_peer() {
     timeout "${2:-120}" nc -l -p "$1" </dev/null | grep -q go && return 0
     echo "wait_peer $1: no signal from the other VM within ${2:-120} s"
     return 1
+}
+
+# hear_peer PORT SECONDS: print the word the other VM's `signal_peer PORT WORD` sent
+# (nothing, and status 1, if none came within SECONDS).
+hear_peer() {
+    peer_lost "hear_peer $1" >&2 && return 1
+    w=$(timeout "$2" nc -l -p "$1" </dev/null)
+    [ -n "$w" ] && echo "$w"
 }
 
 # wait_rdma_listen: wait until an RDMA CM ID is listening here (e.g. an rping server is up).

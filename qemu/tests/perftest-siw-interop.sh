@@ -53,14 +53,36 @@ judge() {
 # the capture is recomputed (wire_capture_end), so that a CRC error either end reports
 # names the end that sent it.
 # serve TEST SIZE PORT OPTS…: perftest server here; released to the peer once listening.
+# The client then says how its run ended: `done`; `failed` (this server is ended: it
+# would wait for its timeout, and the two sides fall out of step); or `retry` when it
+# was refused before this server listened (perftest_refused: perftest's own race
+# between its two rdma_cm connections, Documentation/performance.md, "A connection
+# flake seen on every device"), then this server, which never saw a request, is ended
+# and both sides run once more on PORT + 1000.
 serve() {
     t=$1 s=$2 p=$3; shift 3
     sync=$((sync + 1))
+    serve_once $sync "$p" "$@" || serve_once $((sync + 500)) $((p + 1000)) "$@"
+}
+# serve_once SYNC PORT OPTS…: one try of serve; status 1 if the client asked for another.
+serve_once() {
+    y=$1 p=$2; shift 2
     wire_capture_start eth1 "$p"
     timeout 240 "$t" -F -d "$D" ${s:+-s "$s"} -n "$ITERS" -p "$p" "$@" > /tmp/srv.log 2>&1 &
     srv=$!
+    word=
     # No client is coming if the peer was not told: end the server now.
-    wait_rdma_listen && signal_peer $sync || kill $srv 2>/dev/null
+    if wait_rdma_listen && signal_peer "$y"; then word=$(hear_peer $((y + 1000)) 270)
+    else kill $srv 2>/dev/null; fi
+    if [ "$word" = retry ] && [ "$y" = "$sync" ]; then
+        kill $srv 2>/dev/null; wait $srv
+        wire_capture_end "$p" 0
+        echo "RSIW-INFO $T server: $t $*: the client was refused before perftest listened again; once more on port $((p + 1000))"
+        return 1
+    fi
+    # A client that failed leaves this server waiting for its timeout: end it, and both
+    # sides go on in step.
+    [ "$word" = failed ] && sleep 5 && kill $srv 2>/dev/null
     wait $srv
     rc=$?
     line=$(perftest_result /tmp/srv.log)
@@ -71,24 +93,40 @@ serve() {
     wire_capture_end "$p" $ok
     if [ "$t" = ib_read_lat ] && [ $rc -eq 0 ]; then pass "$T server: $t $*: $line"
     else judge "$T server: $t $*" $rc /tmp/srv.log; fi
+    return 0
 }
-# connect TEST SIZE PORT OPTS…: perftest client to the peer's server once it is up.
+# connect TEST SIZE PORT OPTS…: perftest client to the peer's server once it is up; a
+# first try refused by perftest's race is tried once more (serve).
 connect() {
     t=$1 s=$2 p=$3; shift 3
     sync=$((sync + 1))
+    connect_once $sync "$p" "$@" || connect_once $((sync + 500)) $((p + 1000)) "$@"
+}
+# connect_once SYNC PORT OPTS…: one try of connect; status 1 if it asked for another.
+connect_once() {
+    y=$1 p=$2; shift 2
     wire_capture_start eth1 "$p"
-    if ! wait_peer $sync; then
+    if ! wait_peer "$y"; then
         wire_capture_end "$p" 0
         fail "$T client: $t $*" "the peer's server never said it was up"
-        return
+        return 0
     fi
     timeout 240 "$t" -F -d "$D" ${s:+-s "$s"} -n "$ITERS" -p "$p" "$@" "$peer" > /tmp/cli.log 2>&1
     rc=$?
     line=$(perftest_result /tmp/cli.log)
+    if [ $rc -ne 0 ] && [ -z "$line" ] && [ "$y" = "$sync" ] && perftest_refused "$(cat /tmp/cli.log)"; then
+        signal_peer $((y + 1000)) retry
+        wire_capture_end "$p" 0
+        echo "RSIW-INFO $T client: $t $*: refused before the server listened again (perftest's race); once more on port $((p + 1000))"
+        sed 's/^/  first try: /' /tmp/cli.log
+        return 1
+    fi
     ok=0; [ $rc -eq 0 ] && [ -n "$line" ] || ok=1
+    if [ $ok = 0 ]; then signal_peer $((y + 1000)) done; else signal_peer $((y + 1000)) failed; fi
     [ $ok = 0 ] || { cat /tmp/cli.log; dmesg | tail -n 20; }
     wire_capture_end "$p" $ok
     judge "$T client: $t $*" $rc /tmp/cli.log
+    return 0
 }
 
 port=18900
