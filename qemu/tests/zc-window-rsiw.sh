@@ -23,7 +23,9 @@
 # Read's source died). Once with the default (tx_zcopy_min=0: copy), once with
 # zero-copy (tx_zcopy_min=4096): the Send's pages then go to TCP by reference, its
 # completion waits until TCP has released them (the tx_zcopy_held counter shows
-# that it went so), and a Read Response is copied either way. Last, with zero-copy,
+# that it went so), and a Read Response is copied either way. In copy mode the Send's
+# pages go to TCP, which copies them in the call; an FPDU the full socket leaves half
+# sent is copied into rsiw's buffer before TX stops (tx_copy_bounced shows it). Last, with zero-copy,
 # the SQ's order around an error: the 256 KiB Send held by the shut window, an 8-octet
 # Send behind it, the QP moved to ERROR, an 8-octet Send to the dead QP: the three
 # completions must arrive as 1 2 3 (the flush of the third waits for the held first).
@@ -82,14 +84,22 @@ copy_case() {
     fi
 }
 
-# zc_held: the port's tx_zcopy_held counter.
+# port_stat NAME: the port's counter NAME. zc_held: its tx_zcopy_held.
+port_stat() {
+    rdma statistic show link "$D/1" | tr -s ' ' '\n' | awk -v n="$1" 'prev == n { print; exit } { prev = $0 }'
+}
 zc_held() {
-    rdma statistic show link "$D/1" | tr -s ' ' '\n' | awk 'prev == "tx_zcopy_held" { print; exit } { prev = $0 }'
+    port_stat tx_zcopy_held
 }
 
 check_output "tx_zcopy_min defaults to 0 (copy)" '^0$' cat "$P"
 cat /proc/sys/net/ipv4/tcp_wmem
 copy_case copy send
+# The Send's FPDUs go as pages TCP copies (16 KiB and more); the shut window fills
+# the socket, and an FPDU TX leaves half sent is copied into its own buffer first.
+bounced=$(port_stat tx_copy_bounced)
+check "copy send: an FPDU of pages left half sent behind the shut window was copied first (tx_copy_bounced ${bounced:-none})" \
+    [ "${bounced:-0}" -ge 1 ]
 copy_case copy read
 copy_case copy read 16777216
 check_output "copy: no WQE went zero-copy (tx_zcopy_held)" '^0$' zc_held

@@ -112,25 +112,32 @@ void rsiw_shim_zc_ubuf_put(struct rsiw_zc_ubuf *z)
 }
 
 /*
- * Pages go by reference: with @z, under MSG_ZEROCOPY and @z (TCP takes its
- * own page references and links @z to each skb); without, MSG_SPLICE_PAGES
- * (kernel pages whose sender does not wait: the framing fragment alone).
+ * With @z the pages go by reference, under MSG_ZEROCOPY and @z (TCP takes its
+ * own page references and links @z to each skb); without, TCP copies them
+ * into its own buffers before the call returns, so the caller's pages are
+ * free again once it has.
  */
 static void rsiw_zc_msg(struct msghdr *msg, struct rsiw_zc_ubuf *z)
 {
 	if (z) {
 		msg->msg_flags |= MSG_ZEROCOPY;
 		msg->msg_ubuf = &z->ubuf;
-	} else {
-		msg->msg_flags |= MSG_SPLICE_PAGES;
 	}
 }
 
 /* A piece turned out not to be referenceable: the call copies instead. */
 static void rsiw_zc_msg_copy(struct msghdr *msg)
 {
-	msg->msg_flags &= ~(MSG_ZEROCOPY | MSG_SPLICE_PAGES);
+	msg->msg_flags &= ~MSG_ZEROCOPY;
 	msg->msg_ubuf = NULL;
+}
+
+/* Copies @len octets at @off of @p to @dst (a bounce of a piece). */
+void rsiw_shim_zc_copy(u8 *dst, struct page *p, u32 off, u32 len)
+{
+	if (off >= PAGE_SIZE || len > PAGE_SIZE - off)
+		return;
+	memcpy_from_page(dst, p, off, len);
 }
 
 void rsiw_shim_zc_get_page(struct page *p)
@@ -156,9 +163,10 @@ u32 rsiw_shim_zc_crc(u32 crc, struct page *p, u32 off, u32 len)
 }
 
 /*
- * Sends the @n pieces in order without blocking. A page the network stack may
- * not reference (sendpage_ok(): slab pages, pages without a reference) turns
- * the whole call into a copy, which is always correct.
+ * Sends the @n pieces in order without blocking, by reference under @z, or
+ * copied without it (rsiw_zc_msg). A page the network stack may not reference
+ * (sendpage_ok(): slab pages, pages without a reference) turns the whole call
+ * into a copy, which is always correct.
  */
 int rsiw_shim_zc_send(struct socket *s, struct rsiw_zc_ubuf *z,
 		      const struct rsiw_zc_seg *segs, size_t n, bool more)
@@ -194,7 +202,8 @@ int rsiw_shim_zc_send(struct socket *s, struct rsiw_zc_ubuf *z,
  * copied into a page fragment, so that TCP can reference them as it does the
  * payload pages (nvme-tcp sends its PDU headers the same way) and one call
  * and one pass through TCP's send path carry the whole FPDU; TCP holds its
- * own reference to the fragment, ours is dropped before returning. Returns
+ * own reference to the fragment, ours is dropped before returning. Without
+ * @z the whole FPDU is copied by TCP, as rsiw_shim_zc_send does. Returns
  * the octets taken (possibly short, as sock_sendmsg) or a negative errno;
  * -ENOMEM when no fragment could be had, with nothing sent: the caller then
  * sends the pieces one call each.

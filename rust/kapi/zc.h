@@ -49,6 +49,7 @@ void rsiw_shim_zc_ubuf_put(struct rsiw_zc_ubuf *z);
 void rsiw_shim_zc_get_page(struct page *p);
 void rsiw_shim_zc_put_page(struct page *p);
 u32 rsiw_shim_zc_crc(u32 crc, struct page *p, u32 off, u32 len);
+void rsiw_shim_zc_copy(u8 *dst, struct page *p, u32 off, u32 len);
 int rsiw_shim_zc_send(struct socket *s, struct rsiw_zc_ubuf *z,
 		      const struct rsiw_zc_seg *segs, size_t n, bool more);
 int rsiw_shim_zc_send_fpdu(struct socket *s, struct rsiw_zc_ubuf *z,

@@ -140,6 +140,25 @@ impl Seg {
         self.len as usize
     }
 
+    /// Copies the piece's bytes to `dst`, which must be exactly as long.
+    pub(crate) fn copy_to(&self, dst: &mut [u8]) -> Result {
+        if dst.len() != self.len() {
+            return Err(EINVAL);
+        }
+        // SAFETY: `dst` is writable for `len` octets (checked above); the page
+        // is referenced by `self.page`; `off + len` stays in it (checked in
+        // `new`); the shim reads it through kmap_local.
+        unsafe {
+            bindings::rsiw_shim_zc_copy(
+                dst.as_mut_ptr(),
+                self.page.page.as_ptr(),
+                self.off,
+                self.len,
+            )
+        };
+        Ok(())
+    }
+
     /// Continues the raw CRC32c register `crc` over the piece's bytes.
     pub(crate) fn crc32c(&self, crc: u32) -> u32 {
         // SAFETY: the page is referenced by `self.page`; `off + len` stays in
@@ -216,13 +235,29 @@ fn sent(rv: i32) -> Result<usize> {
     }
 }
 
-/// Sends `segs` from byte `skip` on without blocking, under `zc` (which
-/// must not be [`ZcBuf::sent`]; if it is, the pages are copied); `Ok(n)` may
-/// be short, `EAGAIN` when the socket is full. TCP takes its own references
-/// to the pages. Process context.
+/// The tracker a send goes under: null (TCP copies the pages) for `None`;
+/// `EINVAL` for a tracker already [`ZcBuf::sent`].
+fn tracker(zc: Option<&ZcBuf>) -> Result<*mut bindings::rsiw_zc_ubuf> {
+    match zc {
+        None => Ok(core::ptr::null_mut()),
+        Some(z) => {
+            let r = z.raw();
+            if r.is_null() {
+                Err(EINVAL)
+            } else {
+                Ok(r)
+            }
+        }
+    }
+}
+
+/// Sends `segs` from byte `skip` on without blocking: by reference under
+/// `zc` (TCP takes its own references to the pages), or, without a tracker,
+/// copied by TCP before the call returns. `Ok(n)` may be short, `EAGAIN`
+/// when the socket is full. Process context.
 pub(crate) fn send_pages(
     sock: &Socket,
-    zc: &ZcBuf,
+    zc: Option<&ZcBuf>,
     segs: &Segs,
     skip: usize,
     more: bool,
@@ -231,24 +266,23 @@ pub(crate) fn send_pages(
     if n == 0 {
         return Ok(0);
     }
-    let z = zc.raw();
-    if z.is_null() {
-        return Err(EINVAL);
-    }
-    // SAFETY: `sock` is live; `z` is a tracker `zc` holds, its sender's
-    // reference not yet dropped; the first `n` entries name pages referenced
-    // by `segs` for the duration of the call, each piece inside its page.
+    let z = tracker(zc)?;
+    // SAFETY: `sock` is live; `z` is null or a tracker `zc` holds, its
+    // sender's reference not yet dropped; the first `n` entries name pages
+    // referenced by `segs` for the duration of the call, each piece inside
+    // its page.
     sent(unsafe { bindings::rsiw_shim_zc_send(sock.as_ptr(), z, raw.as_ptr(), n, more) })
 }
 
 /// Most framing octets [`send_fpdu`] takes (`head` and `tail` together).
 pub(crate) const MAX_FRAMING: usize = bindings::RSIW_ZC_MAX_FRAMING as usize;
 
-/// What is left to send of a zero-copy FPDU: `head` (the rest of its copied
-/// length field and headers), the pieces of `segs` from byte `skip` on
-/// (tracked by `zc`), then `tail` (PAD and CRC field).
+/// What is left to send of an FPDU whose payload is page pieces: `head` (the
+/// rest of its copied length field and headers), the pieces of `segs` from
+/// byte `skip` on (by reference under `zc`, copied by TCP without it), then
+/// `tail` (PAD and CRC field).
 pub(crate) struct FpduRest<'a> {
-    pub(crate) zc: &'a ZcBuf,
+    pub(crate) zc: Option<&'a ZcBuf>,
     pub(crate) head: &'a [u8],
     pub(crate) segs: &'a Segs,
     pub(crate) skip: usize,
@@ -256,11 +290,10 @@ pub(crate) struct FpduRest<'a> {
 }
 
 /// Sends `rest` in one call without blocking. TCP references the payload
-/// pages (under `rest.zc`), and the framing octets in a page fragment the
-/// shim fills. `Ok(n)`
-/// may be short, `EAGAIN` when the socket is full; `ENOMEM` with nothing
-/// sent when the shim had no fragment (send the pieces one by one then).
-/// Process context.
+/// pages (under `rest.zc`; copies them without a tracker), and the framing
+/// octets in a page fragment the shim fills. `Ok(n)` may be short, `EAGAIN`
+/// when the socket is full; `ENOMEM` with nothing sent when the shim had no
+/// fragment (send the pieces one by one then). Process context.
 pub(crate) fn send_fpdu(sock: &Socket, rest: &FpduRest<'_>, more: bool) -> Result<usize> {
     let FpduRest {
         zc,
@@ -269,13 +302,13 @@ pub(crate) fn send_fpdu(sock: &Socket, rest: &FpduRest<'_>, more: bool) -> Resul
         skip,
         tail,
     } = *rest;
-    let z = zc.raw();
-    if head.len() + tail.len() > MAX_FRAMING || z.is_null() {
+    let z = tracker(zc)?;
+    if head.len() + tail.len() > MAX_FRAMING {
         return Err(EINVAL);
     }
     let (raw, n) = raw_segs(segs, skip);
-    // SAFETY: `sock` is live; `z` is held by `zc`, sender's reference kept;
-    // `head`/`tail` are readable (the shim copies them); `raw[..n]` name pages
+    // SAFETY: `sock` is live; `z` is null or held by `zc`, sender's reference
+    // kept; `head`/`tail` are readable (the shim copies them); `raw[..n]` name pages
     // `segs` references during the call, each piece inside its page.
     let rv = unsafe {
         bindings::rsiw_shim_zc_send_fpdu(

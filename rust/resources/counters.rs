@@ -77,6 +77,10 @@ pub(crate) enum Counter {
     /// Sends and Writes whose payload went to TCP by page reference
     /// (`tx_zcopy_min`): each completed only once TCP released its pages.
     TxZcopyHeld,
+    /// FPDUs whose payload pages TCP copies (`COPY_PAGES_MIN`) that TX left
+    /// before the socket took all of them: the rest was copied into the TX
+    /// buffer first.
+    TxCopyBounced,
     /// The port went down (its netdev lost carrier or went down).
     LinkDowned,
 }
@@ -116,6 +120,7 @@ pub(crate) const NAMES: [&CStr; N] = [
     c_str!("tx_stalls"),
     c_str!("ord_stalls"),
     c_str!("tx_zcopy_held"),
+    c_str!("tx_copy_bounced"),
     c_str!("link_downed"),
 ];
 
@@ -128,6 +133,7 @@ pub(crate) fn port_only(c: usize) -> bool {
         && c != Counter::TxStalls as usize
         && c != Counter::OrdStalls as usize
         && c != Counter::TxZcopyHeld as usize
+        && c != Counter::TxCopyBounced as usize
 }
 
 /// The counter of a message of `op` sent (`rcvd`: received), if any.

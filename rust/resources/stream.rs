@@ -153,10 +153,11 @@ impl Stream {
     }
 
     /// Sends page pieces `segs` from byte `skip` on by reference, tracked
-    /// by `z` (`MSG_ZEROCOPY`); otherwise as [`Stream::send`].
+    /// by `z` (`MSG_ZEROCOPY`), or copied by TCP without a tracker;
+    /// otherwise as [`Stream::send`].
     pub(crate) fn send_pages(
         &self,
-        z: &zc::ZcBuf,
+        z: Option<&zc::ZcBuf>,
         segs: &Segs,
         skip: usize,
         more: bool,
@@ -164,7 +165,8 @@ impl Stream {
         zc::send_pages(&self.sock, z, segs, skip, more)
     }
 
-    /// Sends the rest of a zero-copy FPDU in one call ([`zc::send_fpdu`]).
+    /// Sends the rest of an FPDU of page pieces in one call
+    /// ([`zc::send_fpdu`]).
     pub(crate) fn send_fpdu(&self, rest: &zc::FpduRest<'_>, more: bool) -> Result<usize> {
         zc::send_fpdu(&self.sock, rest, more)
     }

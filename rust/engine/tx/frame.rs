@@ -4,7 +4,9 @@
 //! from the protocol core's framer), its payload copied or referenced
 //! zero-copy, and the Terminate message (RFC 5040 §4.8).
 
-use super::{Done, Msg, Src, TxState, FRAME_EXTRA, LARGE_PAYLOAD, MAX_HEADERS, WIRE_BATCH};
+use super::{
+    Done, Msg, Src, TxState, COPY_PAGES_MIN, FRAME_EXTRA, LARGE_PAYLOAD, MAX_HEADERS, WIRE_BATCH,
+};
 use crate::{
     engine::Engine,
     kapi::{crc::KernelCrc32c, zc::Segs},
@@ -113,6 +115,7 @@ impl Engine {
             zc_len,
             zc_min,
             zct,
+            copy_pages,
             large,
             cur,
             after,
@@ -140,6 +143,7 @@ impl Engine {
             && want > 0
             && matches!(msg.src.user_pages(off, want as usize, segs), Ok(true))
             && zc_seq.is_some_and(|seq| self.zc_track(zct, seq));
+        *copy_pages = false;
         let max = if zc {
             want
         } else {
@@ -154,19 +158,36 @@ impl Engine {
                 fits =
                     fits.saturating_sub(MARKER_LEN * (fits / (MARKER_INTERVAL - MARKER_LEN) + 2));
             }
-            want.min(u32::try_from(fits).unwrap_or(u32::MAX))
+            let max = want.min(u32::try_from(fits).unwrap_or(u32::MAX));
+            // A large Send or Write from pinned user memory is copied by
+            // TCP's own send call, straight from the pages, not first into
+            // `wire`: one copy of each octet instead of two. Its WQE
+            // completes once the FPDU is in the socket, as for a copy; an
+            // FPDU that TX leaves before the socket took all of it is copied
+            // into `wire` first (`bounce`), which is sized for it here.
+            *copy_pages = !append
+                && zc_seq.is_some()
+                && !self.params.markers_tx
+                && total >= COPY_PAGES_MIN
+                && max > 0
+                && matches!(msg.src.user_pages(off, max as usize, segs), Ok(true));
+            if !*copy_pages {
+                segs.clear();
+            }
+            max
         };
+        let by_pages = zc || *copy_pages;
         let f = framer
             .fpdu_at(&msg.tmpl, off, max)
             .map_err(|_| FrameError::Broken)?;
-        if zc && f.payload.len() != want as usize {
+        if by_pages && f.payload.len() != max as usize {
             return Err(FrameError::Broken);
         }
         let mut out = Out {
             wire: &mut wire[..],
             pos: base,
             src: &msg.src,
-            zc: zc.then_some(&*segs),
+            zc: by_pages.then_some(&*segs),
             hlen: None,
         };
         f.emit(&KernelCrc32c, &mut out)?;

@@ -58,6 +58,11 @@ const _: () = assert!(WIRE_START >= MAX_HEADERS + FRAME_EXTRA + 64);
 /// (while half of it is free: some 25 Atomic Responses go in one socket
 /// call).
 const WIRE_BATCH: usize = 2048;
+/// Sends and Writes of at least this much payload from pinned user memory go
+/// to the socket as page pieces that TCP copies (`frame`): one copy of each
+/// octet instead of two. Smaller ones are copied into the wire buffer, where
+/// a burst of them coalesces into one socket call. As `POSTER_BYTES`.
+const COPY_PAGES_MIN: u32 = 16 * 1024;
 /// Octets a TX run in a poster's system call sends before it hands the rest
 /// to the work item (checked when an FPDU has gone out, so at least one
 /// goes, small ones coalesced behind it). A message of this size or less
@@ -116,6 +121,10 @@ pub(super) struct TxState {
     zc_len: usize,
     /// The trackers of zero-copy messages (`zcdone.rs`).
     zct: zcdone::ZcTrack,
+    /// The pages in `zc` go without a tracker: TCP copies them in the socket
+    /// call (`COPY_PAGES_MIN`), and TX never leaves them half sent
+    /// (`bounce`).
+    copy_pages: bool,
     /// Messages with at least this much payload go zero-copy (0, the
     /// default: never).
     zc_min: u32,
@@ -197,6 +206,7 @@ impl TxState {
             zc: Segs::new(),
             zc_len: 0,
             zct: zcdone::ZcTrack::new(),
+            copy_pages: false,
             zc_min: crate::kapi::params::zc_min(),
             sent: 0,
             cur: None,
@@ -224,7 +234,48 @@ impl TxState {
         self.hlen = 0;
         self.zc.clear();
         self.zc_len = 0;
+        self.copy_pages = false;
         self.sent = 0;
+    }
+
+    /// TX leaves the FPDU in progress unsent (or partly): if its payload is
+    /// pages TCP copies (`copy_pages`), what is left of it is copied into
+    /// `wire` now, while its WQE is still outstanding, so that nothing is
+    /// read from them after this run, when a flush may have completed it
+    /// (the memory is the application's again). `frame` sized `wire` for
+    /// the whole FPDU; false if it is not (then nothing changed).
+    fn bounce(&mut self) -> bool {
+        if !self.copy_pages {
+            return true;
+        }
+        let (h, z, l) = (self.hlen, self.zc_len, self.len);
+        let Some(buf) = self.wire.get_mut(..l + z) else {
+            return false;
+        };
+        // Header, payload, trailer in a row: the trailer moves behind the
+        // payload's place, then the pieces fill it.
+        buf.copy_within(h..l, h + z);
+        let mut at = h;
+        for seg in self.zc.iter() {
+            let n = seg.len();
+            let Some(d) = buf.get_mut(at..at + n) else {
+                return false;
+            };
+            if seg.copy_to(d).is_err() {
+                return false;
+            }
+            at += n;
+        }
+        if at != h + z {
+            return false;
+        }
+        // `sent` counts the same octets of the same FPDU, now all copied.
+        self.len = l + z;
+        self.hlen = self.len;
+        self.zc.clear();
+        self.zc_len = 0;
+        self.copy_pages = false;
+        true
     }
 
     /// Octets of the FPDU in progress on the wire.
@@ -337,7 +388,9 @@ impl Engine {
                     self.shared.lock().phase,
                     Phase::Closing { abortive: true, .. }
                 );
-                if abortive {
+                // (`bounce` cannot fail: `frame` sized the buffer. If it did,
+                // the stream is reset rather than read the pages later.)
+                if abortive || !self.bounce(&mut tx) {
                     tx.reset();
                     drop(tx);
                     self.shutdown(true);
@@ -360,13 +413,19 @@ impl Engine {
                 drop(tx);
                 return self.requeue_tx();
             }
+            // A poster that sent its share hands what is ready to the work
+            // item before framing it (an FPDU framed here would have to be
+            // copied, `bounce`). What is posted after this look the poster
+            // frames and sends itself, then looks again.
+            if by == Runner::Poster
+                && sent >= POSTER_BYTES
+                && (tx.cur.is_some() || self.work_ready())
+            {
+                self.uncork(&mut tx);
+                drop(tx);
+                return self.requeue_tx();
+            }
             match self.next_fpdu(&mut tx, false) {
-                // The work item sends the FPDU just built, and the rest.
-                Next::Built if by == Runner::Poster && sent >= POSTER_BYTES => {
-                    self.uncork(&mut tx);
-                    drop(tx);
-                    return self.requeue_tx();
-                }
                 Next::Built => self.coalesce(&mut tx),
                 Next::Idle => {
                     self.uncork(&mut tx);
@@ -404,12 +463,19 @@ impl Engine {
         // three times as many, smaller, GSO packets from it (performance.md,
         // "One socket call per zero-copy FPDU"). `mss_cache`, not the MSS of
         // the stream's start: that is bounded by half the peer's first window.
+        // Zero-copy pages go under the message's tracker; pages TCP copies
+        // go without one.
+        let zct = || {
+            if tx.copy_pages {
+                Ok(None)
+            } else {
+                tx.zct.cur().map(Some).ok_or(EINVAL)
+            }
+        };
         if z > 0 && l <= zc::MAX_FRAMING && z + l <= self.stream.mss() as usize {
             // What is left of the header, the pages and the trailer in one
             // call; the trailer starts at `h` in `wire`.
-            let Some(zct) = tx.zct.cur() else {
-                return Err(EINVAL);
-            };
+            let zct = zct()?;
             let rest = zc::FpduRest {
                 zc: zct,
                 head: tx.wire.get(s.min(h)..h).ok_or(EINVAL)?,
@@ -428,14 +494,21 @@ impl Engine {
             self.stream.send(&[b], more).map(|n| (n, more))
         } else if s - h < z {
             let more = more || h < l;
-            let zct = tx.zct.cur().ok_or(EINVAL)?;
             self.stream
-                .send_pages(zct, &tx.zc, s - h, more)
+                .send_pages(zct()?, &tx.zc, s - h, more)
                 .map(|n| (n, more))
         } else {
             let b = tx.wire.get(s - z..l).ok_or(EINVAL)?;
             self.stream.send(&[b], more).map(|n| (n, more))
         }
+    }
+
+    /// [`TxState::bounce`], counted.
+    fn bounce(&self, tx: &mut TxState) -> bool {
+        if tx.copy_pages {
+            self.ctr.inc(Counter::TxCopyBounced);
+        }
+        tx.bounce()
     }
 
     /// The socket is full: TX waits for write space.
