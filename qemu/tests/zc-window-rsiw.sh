@@ -47,7 +47,9 @@ zc_window() {
     timeout 200 rsiw-verbs-test --zc-window 10.0.2.15:$PORT "$mode" "$dir" "$len" > "$dir/app.log" 2>&1 &
     app=$!
     step "$label $mode: the application listens" wait_tcp_listen $PORT
-    timeout 200 rsiw-rawpeer zc-window 10.0.2.15:$PORT "$mode" "$dir" > "$dir/peer.log" 2>&1
+    # The peer of `order` reads a Send, as for `send`.
+    pmode=$mode; [ "$mode" = order ] && pmode=send
+    timeout 200 rsiw-rawpeer zc-window 10.0.2.15:$PORT "$pmode" "$dir" > "$dir/peer.log" 2>&1
     prc=$?
     wait $app
     arc=$?
@@ -95,11 +97,18 @@ zc_held() {
 check_output "tx_zcopy_min defaults to 0 (copy)" '^0$' cat "$P"
 cat /proc/sys/net/ipv4/tcp_wmem
 copy_case copy send
-# The Send's FPDUs go as pages TCP copies (16 KiB and more); the shut window fills
-# the socket, and an FPDU TX leaves half sent is copied into its own buffer first.
+# A 16 MiB Send goes as pages TCP copies (16 KiB and more) and fills the socket (more
+# than tcp_wmem's most): the FPDU TX leaves half sent is copied into rsiw's buffer
+# first. Then an 8-octet Send, the QP moved to ERROR, a Send to the dead QP; once all
+# three completed (in SQ order) the application overwrites the region: whatever the
+# peer reads afterwards is the old fill.
+zc_window copy order 16777216
 bounced=$(port_stat tx_copy_bounced)
-check "copy send: an FPDU of pages left half sent behind the shut window was copied first (tx_copy_bounced ${bounced:-none})" \
+check "copy order: the FPDU left half sent by the full socket was copied first (tx_copy_bounced ${bounced:-none})" \
     [ "${bounced:-0}" -ge 1 ]
+check_output "copy order: completions in SQ order around ERROR" '^order 1 2 3$' cat "$dir/app.log"
+check "copy order: nothing written after the completions reaches the peer (new ${zc_new:-none}, other ${zc_other:-none}, CRC bad ${zc_crc_bad:-none})" \
+    [ "${zc_new:-1}" -eq 0 -a "${zc_other:-1}" -eq 0 -a "${zc_crc_bad:-1}" -eq 0 ]
 copy_case copy read
 copy_case copy read 16777216
 check_output "copy: no WQE went zero-copy (tx_zcopy_held)" '^0$' zc_held

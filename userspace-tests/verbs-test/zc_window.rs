@@ -23,7 +23,7 @@
 //!   to ERROR a second later and posts a third 8-octet Send to the dead QP;
 //!   prints the order its completions arrived in (`order 1 2 3` is the
 //!   SQ's: a zero-copy Send held for TCP's release holds the flushes behind
-//!   it too), then lets the peer read.
+//!   it too), overwrites the region with `NEW`, then lets the peer read.
 //!
 //! Then it creates `DIR/go` (the peer starts reading) and waits for `DIR/done`
 //! before it lets go of the buffer. Prints `completion MS status S` (send),
@@ -110,6 +110,9 @@ fn order(qp: &Qp, cq: &Cq, mr: &Mr, len: usize) -> Result<(), String> {
         std::thread::sleep(Duration::from_millis(10));
     }
     println!("order {}", seen.join(" "));
+    // Every WQE has completed: the memory is the application's again.
+    mr.write(0, &vec![NEW; len]).map_err(io)?;
+    println!("overwritten");
     Ok(())
 }
 
