@@ -215,20 +215,18 @@ impl Engine {
 }
 
 /// Replaces the empty wire buffer when a copied FPDU wants `need` octets and
-/// the buffer is smaller: by one of `WIRE_BATCH` octets if that is enough,
-/// otherwise by one of its full size `cap`. TX runs in process context (the
-/// work item, or a doorbell's system call) under the TX mutex, so the
-/// allocation may sleep; if it fails, the buffer stays as it is and the FPDU
-/// is framed smaller.
+/// the buffer is smaller: by the smallest of `WIRE_BATCH` and the powers of
+/// two above it that holds them, at most its full size `cap`. A QP whose
+/// copied messages are small (4 KiB ones: an 8 KiB buffer) never pays for the
+/// 64 KiB and more a loopback MULPDU allows; the buffer grows a few times at
+/// most, and never shrinks. TX runs in process context (the work item, or a
+/// doorbell's system call) under the TX mutex, so the allocation may sleep;
+/// if it fails, the buffer stays as it is and the FPDU is framed smaller.
 fn grow_wire(wire: &mut KVVec<u8>, cap: usize, need: usize) {
     if wire.len() >= cap || need <= wire.len() {
         return;
     }
-    let size = if need <= WIRE_BATCH {
-        WIRE_BATCH.min(cap)
-    } else {
-        cap
-    };
+    let size = need.max(WIRE_BATCH).next_power_of_two().min(cap);
     if let Ok(w) = KVVec::from_elem(0u8, size, GFP_KERNEL) {
         *wire = w;
     }

@@ -44,11 +44,12 @@ const COALESCE_ROOM: usize = 4096;
 /// FPDU (`MAX_HEADERS`, `FRAME_EXTRA`), a Terminate, or a copied FPDU of a
 /// small message (8-octet inline data, an Atomic, a short Read Response).
 /// It grows to `WIRE_BATCH` the first time a burst of small messages
-/// coalesces in it or a copied FPDU wants more, and to the full size
-/// (MULPDU, `FRAME_EXTRA`, `COALESCE_ROOM`) the first time a copied FPDU
-/// wants more than that (`grow_wire`): a QP that only sends zero-copy
-/// messages, or tiny ones one at a time, keeps 128 octets, not the 64 KiB
-/// and more that a loopback MTU's MULPDU needs.
+/// coalesces in it or a copied FPDU wants more, and then to the power of
+/// two a larger copied FPDU needs, up to the full size (MULPDU,
+/// `FRAME_EXTRA`, `COALESCE_ROOM`; `grow_wire`): a QP that only sends
+/// zero-copy messages, or tiny ones one at a time, keeps 128 octets, one of
+/// 4 KiB messages 8 KiB, not the 64 KiB and more that a loopback MTU's MULPDU
+/// allows.
 const WIRE_START: usize = 128;
 // The headers and trailer of any FPDU fit the first buffer, with 64 octets
 // of copied payload: more than a Terminate carries (its control field, the
