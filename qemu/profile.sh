@@ -77,8 +77,24 @@ profiled_nfs() {
 # PROFILE_SET=nfs: the NFS v4.2 write and read of the bench, siw, rsiw and rsiw
 # without MPA CRC;
 # PROFILE_SET=nocrc: 64 KiB Write and Send bandwidth, siw and rsiw without MPA CRC
-# (the like-for-like setting: siw negotiates no CRC).
+# (the like-for-like setting: siw negotiates no CRC);
+# PROFILE_SET=cmtime: librdmacm's cmtime (connection set-up and teardown, PROFILE_CONNS
+# connections, both ends here), siw and rsiw.
 case ${PROFILE_SET:-bw} in
+cmtime)
+    for T in siw rsiw; do
+        dev_up "$T" ${T}0 eth0 || continue
+        port=$((port + 1))
+        cmtime -p $port > /tmp/cmt-server.log 2>&1 &
+        srv=$!
+        wait_tcp_listen $port
+        recorded "${T}0 cmtime" "${PROFILE_CONNS:-1000}" \
+            sh -c "timeout 600 cmtime -s 10.0.2.15 -p $port -c ${PROFILE_CONNS:-1000} > /tmp/cmt.log 2>&1; rc=\$?; cat /tmp/cmt.log; exit \$rc"
+        kill $srv 2>/dev/null
+        wait $srv 2>/dev/null
+        dev_down "$T" ${T}0
+    done
+    ;;
 nocrc)
     for T in siw rsiw; do
         dev_up "$T" ${T}0 eth0 || continue

@@ -194,9 +194,17 @@ enum Next {
 
 impl TxState {
     /// `buf_mulpdu`: the RFC 5044 MULPDU of the stream, which sizes the
-    /// buffer of copied octets whatever the framer's MULPDU.
+    /// buffer of copied octets (with large FPDUs, at least `LARGE_PAYLOAD`).
     pub(super) fn new(framer: TxFramer, buf_mulpdu: u16, large: bool) -> Result<Self> {
-        let wire_cap = usize::from(buf_mulpdu) + FRAME_EXTRA + COALESCE_ROOM;
+        // With large FPDUs a copied one is as large as a zero-copy one: the
+        // buffer may grow to `LARGE_PAYLOAD` (only as far as the copied
+        // messages need, `grow_wire`).
+        let payload_cap = if large {
+            usize::from(buf_mulpdu).max(LARGE_PAYLOAD as usize)
+        } else {
+            usize::from(buf_mulpdu)
+        };
+        let wire_cap = payload_cap + FRAME_EXTRA + COALESCE_ROOM;
         Ok(Self {
             framer,
             wire: KVVec::from_elem(0u8, wire_cap.min(WIRE_START), GFP_KERNEL)?,
