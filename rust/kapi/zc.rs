@@ -267,10 +267,9 @@ pub(crate) fn send_pages(
         return Ok(0);
     }
     let z = tracker(zc)?;
-    // SAFETY: `sock` is live; `z` is null or a tracker `zc` holds, its
-    // sender's reference not yet dropped; the first `n` entries name pages
-    // referenced by `segs` for the duration of the call, each piece inside
-    // its page.
+    // SAFETY: `sock` is live; `z` is null or a tracker `zc` holds (sender's
+    // reference kept); `raw[..n]` name pages `segs` references during the
+    // call, each piece inside its page.
     sent(unsafe { bindings::rsiw_shim_zc_send(sock.as_ptr(), z, raw.as_ptr(), n, more) })
 }
 
